@@ -1,0 +1,3 @@
+from pheron_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""The ``pheron-tui`` command: the TUI by default, ``run`` for one headless turn."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from pheron_tui import __version__
+from pheron_tui.config import ConfigError, Settings, default_config_path, load_settings
+
+EXIT_USAGE = 2
+
+
+def _common_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group(
+        "settings (flags beat PHERON_* variables, which beat the config file)"
+    )
+    group.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"config file (default: {default_config_path()})",
+    )
+    group.add_argument(
+        "--provider", choices=["mlx", "openai", "scripted"], help="model engine (default: mlx)"
+    )
+    group.add_argument(
+        "--model",
+        metavar="NAME",
+        help="'bundled' (default), a Hugging Face repo id, a model folder or a .gguf",
+    )
+    group.add_argument(
+        "--script", type=Path, metavar="FILE", help="JSON replies for --provider scripted"
+    )
+    group.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="folder the tools may use (default: the current directory)",
+    )
+    group.add_argument(
+        "--approve",
+        choices=["ask", "read-only", "all", "none"],
+        help="tool approval policy (TUI default: ask; run default: none)",
+    )
+    group.add_argument(
+        "--max-steps",
+        type=int,
+        metavar="N",
+        help="planning cycles before a task gives up (default: 8)",
+    )
+    group.add_argument(
+        "--shell-timeout",
+        dest="shell_timeout_s",
+        type=float,
+        metavar="SECONDS",
+        help="seconds before a shell command is killed (default: 60)",
+    )
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="pheron-tui",
+        description="A full-screen terminal agent for local language models. "
+        "Without a command, starts the TUI.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"pheron-tui {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = commands.add_parser(
+        "run",
+        parents=[common],
+        help="run one turn headless and print the result",
+        description="Run one turn without the TUI. Exit status: 0 finished, 1 failed, "
+        "2 usage or config error, 130 cancelled.",
+    )
+    run.add_argument("prompt", metavar="PROMPT", help="the message to send")
+    run.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    return parser
+
+
+_SETTING_FLAGS = (
+    "provider",
+    "model",
+    "script",
+    "workspace",
+    "approve",
+    "max_steps",
+    "shell_timeout_s",
+)
+
+
+def _settings_from(args: argparse.Namespace) -> Settings:
+    flags: dict[str, Any] = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
+    return load_settings(flags, config_path=args.config)
+
+
+def _fail(message: str) -> int:
+    print(f"pheron-tui: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings_from(args)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    if not settings.workspace.is_dir():
+        return _fail(f"workspace {settings.workspace} is not a directory")
+
+    from pheron_tui.providers.base import ProviderError
+    from pheron_tui.runtime import Runtime
+
+    if args.command == "run":
+        from pheron_tui.headless import run_headless
+
+        try:
+            runtime = Runtime.create(settings, default_policy="none")
+        except ProviderError as exc:
+            return _fail(str(exc))
+        return asyncio.run(run_headless(runtime, args.prompt, as_json=args.json))
+
+    from pheron_tui.ui.app import PheronApp
+
+    try:
+        runtime = Runtime.create(settings, default_policy="ask")
+    except ProviderError as exc:
+        return _fail(str(exc))
+    PheronApp(runtime).run()
+    return 0

@@ -1,0 +1,132 @@
+"""Settings: a TOML file in the user config directory, then PHERON_* variables, then flags.
+
+A broken or mistyped setting gives one ``ConfigError`` naming where it came from (the file, the
+variable or the flag), the key and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+APP_NAME = "pheron-tui"
+ENV_PREFIX = "PHERON_"
+
+ProviderName = Literal["mlx", "openai", "scripted"]
+ApprovalPolicy = Literal["ask", "read-only", "all", "none"]
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names its source, key and problem."""
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", validate_default=True)
+
+    provider: ProviderName = "mlx"
+    """Which engine runs the model."""
+    model: str = "bundled"
+    """``bundled``, a Hugging Face repo id, a local MLX folder or a .gguf file."""
+    script: Path | None = None
+    """Replies for the scripted provider."""
+    workspace: Path = Field(default_factory=Path.cwd)
+    """The folder tools may read and write."""
+    approve: ApprovalPolicy | None = None
+    """Tool approval policy; None means the mode's default (ask in the TUI, none headless)."""
+    max_steps: int = Field(8, ge=1, le=100)
+    """Planning cycles before a task gives up."""
+    shell_timeout_s: float = Field(60.0, gt=0, le=86_400)
+    output_cap_chars: int = Field(16_000, ge=256, le=10_000_000)
+    chat_max_tokens: int = Field(1024, ge=1)
+    plan_max_tokens: int = Field(2048, ge=1)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # ``load_settings`` reads and layers file, environment and flags itself so that each
+        # error can name its source; all of it arrives here as init arguments.
+        return (init_settings,)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+def _first_problem(error: ValidationError, source: Callable[[str], str]) -> ConfigError:
+    item = error.errors()[0]
+    key = ".".join(str(p) for p in item["loc"]) or "(top level)"
+    if item["type"] == "extra_forbidden":
+        problem = "unknown setting"
+    else:
+        problem = f"{item['msg']} (got {item.get('input')!r})"
+    return ConfigError(f"{source(key)}: {key}: {problem}")
+
+
+def load_settings(
+    flags: dict[str, Any] | None = None,
+    config_path: Path | None = None,
+    environ: dict[str, str] | None = None,
+) -> Settings:
+    """Build the settings; raise ConfigError naming the file, variable or flag at fault.
+
+    Each layer is validated on top of the ones below it, so an error is blamed on the layer
+    that introduced it.
+    """
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    path = config_path or default_config_path()
+    file_values: dict[str, Any] = {}
+    if config_path is not None or path.exists():
+        if not path.exists():
+            raise ConfigError(f"{path}: no such config file")
+        file_values = _read_toml(path)
+        try:
+            Settings.model_validate(file_values)
+        except ValidationError as exc:
+            raise _first_problem(exc, lambda _key: str(path)) from None
+
+    env = os.environ if environ is None else environ
+    env_values = {
+        name[len(ENV_PREFIX) :].lower(): value
+        for name, value in env.items()
+        if name.startswith(ENV_PREFIX) and name != f"{ENV_PREFIX}CONFIG"
+    }
+    for key in sorted(env_values):
+        if key not in Settings.model_fields:
+            raise ConfigError(f"environment: {ENV_PREFIX}{key.upper()}: unknown setting")
+    layered = {**file_values, **env_values}
+    try:
+        Settings.model_validate(layered)
+    except ValidationError as exc:
+        raise _first_problem(
+            exc,
+            lambda key: (
+                f"environment ({ENV_PREFIX}{key.upper()})" if key in env_values else str(path)
+            ),
+        ) from None
+    try:
+        return Settings(**{**layered, **flags})
+    except ValidationError as exc:
+        raise _first_problem(exc, lambda key: f"command line (--{key.replace('_', '-')})") from None

@@ -1,0 +1,174 @@
+"""Every event the core publishes: one discriminated union.
+
+An event's JSON form (``type`` is the class name) is the line format of the session log and of
+``pheron-tui run --json``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Phase = Literal["classify", "chat", "plan", "critic"]
+Decision = Literal["approved", "denied", "auto_approved"]
+Risk = Literal["read", "write", "execute", "dangerous"]
+TurnStatus = Literal["finished", "failed", "cancelled"]
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    turn_id: int
+    """0 for events outside any turn (model loading)."""
+    seq: int
+    """Monotonic per session; assigned by the bus."""
+    ts: float
+    """Wall-clock seconds since the epoch."""
+
+
+class TurnStarted(Event):
+    type: Literal["TurnStarted"] = "TurnStarted"
+    prompt: str
+
+
+class IntentClassified(Event):
+    type: Literal["IntentClassified"] = "IntentClassified"
+    intent: Literal["chat", "task"]
+    latency_ms: float
+    method: Literal["scored", "generated", "rule"]
+    """How the intent was decided: label log-probabilities, a parsed reply, or the fallback rule."""
+
+
+class ThinkDelta(Event):
+    type: Literal["ThinkDelta"] = "ThinkDelta"
+    text: str
+    phase: Phase
+    step: int = 0
+    """Planning cycle number, so the UI can start a new think block per cycle."""
+
+
+class AnswerDelta(Event):
+    type: Literal["AnswerDelta"] = "AnswerDelta"
+    text: str
+
+
+class ToolCallProposed(Event):
+    type: Literal["ToolCallProposed"] = "ToolCallProposed"
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    ubid: str
+    risk: Risk
+
+
+class ToolCallDecided(Event):
+    type: Literal["ToolCallDecided"] = "ToolCallDecided"
+    call_id: str
+    decision: Decision
+    by: str
+    """Who decided: ``user``, ``policy:<name>`` or ``rule:<what>``."""
+
+
+class ToolCallStarted(Event):
+    type: Literal["ToolCallStarted"] = "ToolCallStarted"
+    call_id: str
+
+
+class ToolOutputDelta(Event):
+    type: Literal["ToolOutputDelta"] = "ToolOutputDelta"
+    call_id: str
+    text: str
+
+
+class ToolCallFinished(Event):
+    type: Literal["ToolCallFinished"] = "ToolCallFinished"
+    call_id: str
+    ok: bool
+    observation: str
+    duration_ms: float
+
+
+class ClarifyRequested(Event):
+    type: Literal["ClarifyRequested"] = "ClarifyRequested"
+    question: str
+
+
+class CriticVerdict(Event):
+    type: Literal["CriticVerdict"] = "CriticVerdict"
+    verdict: Literal["PASS", "FAIL"]
+    reason: str
+    auto: bool
+
+
+class Usage(Event):
+    type: Literal["Usage"] = "Usage"
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    tokens_per_s: float
+    ttft_ms: float
+    purpose: Phase = "chat"
+
+
+class ModelLoading(Event):
+    type: Literal["ModelLoading"] = "ModelLoading"
+    progress: float | None
+    """0..1, or None when the loader cannot tell."""
+    message: str
+
+
+class ModelReady(Event):
+    type: Literal["ModelReady"] = "ModelReady"
+    provider: str
+    model: str
+
+
+class ErrorRaised(Event):
+    type: Literal["ErrorRaised"] = "ErrorRaised"
+    message: str
+    recoverable: bool
+
+
+class TurnFinished(Event):
+    type: Literal["TurnFinished"] = "TurnFinished"
+    status: TurnStatus
+    answer: str
+    reason: str = ""
+    """Why a turn failed or was cancelled; empty when it finished."""
+
+
+AnyEvent = Annotated[
+    TurnStarted
+    | IntentClassified
+    | ThinkDelta
+    | AnswerDelta
+    | ToolCallProposed
+    | ToolCallDecided
+    | ToolCallStarted
+    | ToolOutputDelta
+    | ToolCallFinished
+    | ClarifyRequested
+    | CriticVerdict
+    | Usage
+    | ModelLoading
+    | ModelReady
+    | ErrorRaised
+    | TurnFinished,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+
+#: Events whose text may be merged when a subscriber falls behind. Nothing else is ever merged
+#: or dropped.
+DELTA_TYPES = (ThinkDelta, AnswerDelta, ToolOutputDelta)
+
+
+def event_to_json(event: Event) -> str:
+    return event.model_dump_json()
+
+
+def event_from_json(line: str) -> Event:
+    return EVENT_ADAPTER.validate_json(line)

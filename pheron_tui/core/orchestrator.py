@@ -1,0 +1,453 @@
+"""The orchestrator: classify → chat | plan → approve → execute → observe … → critic.
+
+The UI and the headless runner talk to it through three calls only: ``submit(text)``,
+``decide(call_id, choice)`` and ``cancel()``. Everything it does is published on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pheron_tui.core import events as ev
+from pheron_tui.core.approval import ApprovalGate, Policy, UserChoice
+from pheron_tui.core.bus import EventBus
+from pheron_tui.core.critic import CriticAgent
+from pheron_tui.core.intent import classify
+from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
+from pheron_tui.core.parsing import ParsedCall, parse_reply
+from pheron_tui.core.prompts import (
+    CHAT_SYSTEM,
+    call_error_message,
+    legacy_planning_system,
+    native_planning_system,
+    observation_message,
+)
+from pheron_tui.core.streaming import StreamedReply, stream_reply
+from pheron_tui.providers.base import Provider, ProviderError
+from pheron_tui.tools.registry import ToolCallError, ToolContext, ToolRegistry, ubid
+
+log = logging.getLogger("pheron_tui.orchestrator")
+
+OBSERVATION_CAP = 16_000
+REPEATED_FAILURE_LIMIT = 3
+
+
+@dataclass
+class AgentSettings:
+    workspace: Path
+    policy: Policy = "ask"
+    max_steps: int = 8
+    shell_timeout_s: float = 60.0
+    output_cap_chars: int = 16_000
+    shell_prefix: list[str] | None = None
+    chat_max_tokens: int = 1024
+    plan_max_tokens: int = 2048
+
+
+@dataclass
+class TurnResult:
+    status: ev.TurnStatus
+    answer: str = ""
+    reason: str = ""
+
+
+class TurnInProgress(RuntimeError):
+    """``submit`` was called while a turn is still running."""
+
+
+class _TaskEnded(Exception):
+    """Ends a task early with a failed status and a reason for the user."""
+
+
+@dataclass
+class _TaskState:
+    request: str
+    observations: list[str] = field(default_factory=list)
+    last_failure: tuple[str, str] | None = None
+    failure_streak: int = 0
+
+
+def _cap(text: str, limit: int = OBSERVATION_CAP) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - limit} characters cut …]\n{text[-half:]}"
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        bus: EventBus,
+        settings: AgentSettings,
+    ) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.bus = bus
+        self.settings = settings
+        self.gate = ApprovalGate(settings.policy)
+        self.history: list[Message] = []
+        self.critic = CriticAgent(provider, self._generate_quietly)
+        self._turn_ids = itertools.count(1)
+        self._call_ids = itertools.count(1)
+        self._turn_id = 0
+        self._task: asyncio.Task[TurnResult] | None = None
+
+    # -- the command surface -------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def submit(self, text: str) -> TurnResult:
+        """Run one turn to its end and return how it ended. Never raises for model output."""
+        if self.busy:
+            raise TurnInProgress("a turn is already running")
+        self._turn_id = next(self._turn_ids)
+        self._task = asyncio.create_task(self._run_turn(self._turn_id, text))
+        return await self._task
+
+    def decide(self, call_id: str, choice: UserChoice) -> bool:
+        return self.gate.decide(call_id, choice)
+
+    def cancel(self) -> bool:
+        """Stop the running turn (generation or tool); False when nothing runs."""
+        if not self.busy:
+            return False
+        assert self._task is not None
+        self._task.cancel()
+        return True
+
+    # -- a turn --------------------------------------------------------------------------------
+    async def _run_turn(self, turn_id: int, text: str) -> TurnResult:
+        self.bus.emit(ev.TurnStarted, turn_id, prompt=text)
+        mark = len(self.history)
+        self.history.append(Message(role="user", content=text))
+        try:
+            result = await self._dispatch(turn_id, text)
+        except asyncio.CancelledError:
+            result = TurnResult("cancelled", reason="cancelled by the user")
+        except _TaskEnded as ended:
+            result = TurnResult("failed", reason=str(ended))
+        except ProviderError as exc:
+            self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
+            result = TurnResult("failed", reason=str(exc))
+        except Exception as exc:  # the app must survive its own bugs too
+            log.exception("turn %s failed", turn_id)
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            self.bus.emit(ev.ErrorRaised, turn_id, message=message, recoverable=True)
+            result = TurnResult("failed", reason=message)
+        if result.status != "finished":
+            self._close_history(mark, result)
+        self.bus.emit(
+            ev.TurnFinished,
+            turn_id,
+            status=result.status,
+            answer=result.answer,
+            reason=result.reason,
+        )
+        return result
+
+    def _close_history(self, mark: int, result: TurnResult) -> None:
+        """Leave a well-formed history after a failed or cancelled turn: every call answered."""
+        answered = {m.tool_call_id for m in self.history[mark:] if m.role == "tool"}
+        for message in list(self.history[mark:]):
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    self.history.append(
+                        Message(
+                            role="tool", content=result.status, tool_call_id=call.id, name=call.name
+                        )
+                    )
+        note = f"(This turn {result.status}: {result.reason})" if result.reason else ""
+        self.history.append(Message(role="assistant", content=note))
+
+    async def _dispatch(self, turn_id: int, text: str) -> TurnResult:
+        started = time.perf_counter()
+        classification = await classify(self.provider, text, self._generate_quietly)
+        self.bus.emit(
+            ev.IntentClassified,
+            turn_id,
+            intent=classification.intent,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            method=classification.method,
+        )
+        if classification.intent == "chat":
+            return await self._chat(turn_id)
+        return await self._run_task(turn_id, _TaskState(request=text))
+
+    async def _generate_quietly(self, request: CompletionRequest) -> str:
+        """Generate without showing the answer (classifier, critic)."""
+        reply = await stream_reply(
+            self.provider, self.bus, self._turn_id, request, show_answer=False
+        )
+        return reply.answer
+
+    # -- chat ----------------------------------------------------------------------------------
+    async def _chat(self, turn_id: int) -> TurnResult:
+        request = CompletionRequest(
+            messages=[Message(role="system", content=CHAT_SYSTEM), *self.history],
+            enable_thinking=False,
+            max_tokens=self.settings.chat_max_tokens,
+            purpose="chat",
+        )
+        reply = await stream_reply(self.provider, self.bus, turn_id, request)
+        self.history.append(Message(role="assistant", content=reply.answer))
+        return TurnResult("finished", answer=reply.answer)
+
+    # -- task ----------------------------------------------------------------------------------
+    def _planning_request(self, legacy: bool) -> CompletionRequest:
+        workspace = self.settings.workspace.resolve()
+        specs = self.registry.specs()
+        if legacy:
+            ubids = {spec.function.name: ubid(spec.function.name) for spec in specs}
+            system = legacy_planning_system(workspace, specs, ubids)
+        else:
+            system = native_planning_system(workspace)
+        return CompletionRequest(
+            messages=[Message(role="system", content=system), *self.history],
+            tools=[] if legacy else specs,
+            enable_thinking=True,
+            max_tokens=self.settings.plan_max_tokens,
+            purpose="plan",
+        )
+
+    async def _run_task(self, turn_id: int, state: _TaskState) -> TurnResult:
+        legacy = not self.provider.native_tools
+        schemas = self.registry.schemas()
+        for step in range(1, self.settings.max_steps + 1):
+            request = self._planning_request(legacy)
+            reply = await stream_reply(
+                self.provider, self.bus, turn_id, request, step=step, hold_markup=True
+            )
+            parsed = parse_reply(reply.answer, schemas)
+            if parsed.kind == "clarify":
+                return await self._clarify(turn_id, state, reply, parsed.text)
+            calls = [self._provider_call(c.name, c.arguments) for c in reply.provider_calls]
+            if parsed.kind == "tool_calls":
+                calls.extend(parsed.calls)
+            if calls:
+                await self._run_calls(turn_id, state, reply, parsed.text, calls, legacy)
+                continue
+            if not parsed.text:
+                self.history.append(
+                    Message(role="assistant", content="", reasoning_content=reply.think or None)
+                )
+                self.history.append(
+                    Message(
+                        role="user",
+                        content=("Your reply was empty. Call a tool, or give the final answer."),
+                    )
+                )
+                continue
+            return await self._finish_task(turn_id, state, reply, parsed.text)
+        raise _TaskEnded(
+            f"stopped after {self.settings.max_steps} planning steps without a final answer"
+        )
+
+    @staticmethod
+    def _provider_call(name: str, arguments: dict[str, Any] | str) -> ParsedCall:
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                return ParsedCall(
+                    name=name, form="provider", error=f"arguments are not valid JSON ({exc})"
+                )
+        if not isinstance(arguments, dict):
+            return ParsedCall(name=name, form="provider", error="arguments must be a JSON object")
+        return ParsedCall(name=name, arguments=arguments, form="provider")
+
+    async def _clarify(
+        self, turn_id: int, state: _TaskState, reply: StreamedReply, question: str
+    ) -> TurnResult:
+        self.bus.emit(ev.ClarifyRequested, turn_id, question=question)
+        self.history.append(
+            Message(role="assistant", content=reply.answer, reasoning_content=reply.think or None)
+        )
+        await self._review(turn_id, state, f'CLARIFY("{question}")')
+        return TurnResult("finished", answer=question)
+
+    async def _finish_task(
+        self, turn_id: int, state: _TaskState, reply: StreamedReply, answer: str
+    ) -> TurnResult:
+        if answer not in reply.shown:
+            # The answer sat inside <final>…</final>, which the stream held back.
+            self.bus.emit(
+                ev.AnswerDelta, turn_id, text=("\n\n" if reply.shown.strip() else "") + answer
+            )
+        self.history.append(
+            Message(role="assistant", content=reply.answer, reasoning_content=reply.think or None)
+        )
+        await self._review(turn_id, state, answer)
+        return TurnResult("finished", answer=answer)
+
+    async def _review(self, turn_id: int, state: _TaskState, answer: str) -> None:
+        """The critic's verdict; a critic that cannot run is reported, not fatal to the turn."""
+        try:
+            review = await self.critic.review(state.request, answer, state.observations)
+        except ProviderError as exc:
+            self.bus.emit(ev.ErrorRaised, turn_id, message=f"critic: {exc}", recoverable=True)
+            return
+        self.bus.emit(
+            ev.CriticVerdict,
+            turn_id,
+            verdict=review.verdict,
+            reason=review.reason,
+            auto=review.auto,
+        )
+
+    # -- tool calls ----------------------------------------------------------------------------
+    async def _run_calls(
+        self,
+        turn_id: int,
+        state: _TaskState,
+        reply: StreamedReply,
+        prose: str,
+        calls: list[ParsedCall],
+        legacy: bool,
+    ) -> None:
+        prepared = []
+        problems: list[str] = []
+        for call in calls:
+            if call.error is not None:
+                problems.append(f"{call.name or 'the call'}: {call.error}")
+                continue
+            try:
+                prepared.append(
+                    (
+                        f"call-{next(self._call_ids)}",
+                        self.registry.prepare(call.name, call.arguments),
+                    )
+                )
+            except ToolCallError as exc:
+                problems.append(str(exc))
+        native_calls = [
+            ToolCall(id=call_id, name=p.tool.name, arguments=p.arguments) for call_id, p in prepared
+        ]
+        self.history.append(
+            Message(
+                role="assistant",
+                content=reply.answer if legacy else prose,
+                reasoning_content=reply.think or None,
+                tool_calls=[] if legacy else native_calls,
+            )
+        )
+        for problem in problems:
+            self.bus.emit(
+                ev.ErrorRaised,
+                turn_id,
+                message=f"the model's tool call was not run: {problem}",
+                recoverable=True,
+            )
+            self.history.append(Message(role="user", content=call_error_message(problem, legacy)))
+            self._note_outcome(state, ("malformed", problem), ok=False)
+        for call_id, call in prepared:
+            ok, observation = await self._execute(turn_id, call_id, call)
+            state.observations.append(f"{call.tool.name}: {observation}")
+            wrapped = observation_message(call.tool.name, observation)
+            if legacy:
+                self.history.append(Message(role="user", content=wrapped))
+            else:
+                self.history.append(
+                    Message(role="tool", content=wrapped, tool_call_id=call_id, name=call.tool.name)
+                )
+            key = (call.tool.name, json.dumps(call.arguments, sort_keys=True))
+            self._note_outcome(state, key, ok)
+
+    @staticmethod
+    def _note_outcome(state: _TaskState, key: tuple[str, str], ok: bool) -> None:
+        """Stop a task that repeats the same failing call instead of letting it loop."""
+        if ok:
+            state.last_failure, state.failure_streak = None, 0
+            return
+        state.failure_streak = state.failure_streak + 1 if state.last_failure == key else 1
+        state.last_failure = key
+        if state.failure_streak >= REPEATED_FAILURE_LIMIT:
+            raise _TaskEnded(
+                f"the same tool call failed {REPEATED_FAILURE_LIMIT} times in a row ({key[0]})"
+            )
+
+    async def _execute(self, turn_id: int, call_id: str, call: Any) -> tuple[bool, str]:
+        tool, args = call.tool, call.args
+        context = ToolContext(
+            workspace=self.settings.workspace,
+            shell_timeout_s=self.settings.shell_timeout_s,
+            output_cap_chars=self.settings.output_cap_chars,
+            on_output=lambda text: self.bus.emit(
+                ev.ToolOutputDelta, turn_id, call_id=call_id, text=text
+            ),
+            shell_prefix=self.settings.shell_prefix,
+        )
+        risk = tool.risk_for(args, context)
+        self.bus.emit(
+            ev.ToolCallProposed,
+            turn_id,
+            call_id=call_id,
+            tool=tool.name,
+            arguments=call.arguments,
+            ubid=ubid(tool.name),
+            risk=risk,
+        )
+        started = time.perf_counter()
+        try:
+            decision = self.gate.automatic(tool.name, risk) or await self.gate.wait(
+                call_id, tool.name
+            )
+            self.bus.emit(
+                ev.ToolCallDecided,
+                turn_id,
+                call_id=call_id,
+                decision=decision.label,
+                by=decision.by,
+            )
+            if not decision.approved:
+                if decision.by == "policy:none":
+                    observation = (
+                        "Tool calls are turned off (approval policy 'none'); this call did not "
+                        "run. Answer without tools."
+                    )
+                else:
+                    observation = "The user denied this call; it did not run."
+                self.bus.emit(
+                    ev.ToolCallFinished,
+                    turn_id,
+                    call_id=call_id,
+                    ok=False,
+                    observation=observation,
+                    duration_ms=0.0,
+                )
+                return False, observation
+            self.bus.emit(ev.ToolCallStarted, turn_id, call_id=call_id)
+            started = time.perf_counter()
+            try:
+                result = await tool.run(args, context)
+                ok, observation = result.ok, _cap(result.observation)
+            except (OSError, ValueError, RuntimeError) as exc:
+                ok, observation = False, f"the tool failed: {type(exc).__name__}: {exc}"
+        except asyncio.CancelledError:
+            self.bus.emit(
+                ev.ToolCallFinished,
+                turn_id,
+                call_id=call_id,
+                ok=False,
+                observation="cancelled by the user",
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+            raise
+        self.bus.emit(
+            ev.ToolCallFinished,
+            turn_id,
+            call_id=call_id,
+            ok=ok,
+            observation=observation,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return ok, observation

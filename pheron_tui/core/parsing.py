@@ -1,0 +1,277 @@
+"""Reading a planning reply: CLARIFY → native tool calls → legacy CALL → final answer.
+
+Native calls come in two Qwen forms inside ``<tool_call>…</tool_call>``: JSON
+(``{"name": …, "arguments": {…}}``, Qwen3 / Hermes) and XML
+(``<function=NAME><parameter=K>V</parameter></function>``, Qwen3.5 / Qwen3-Coder), whose values
+are typed by the tool's JSON schema. The legacy prompted form is ``CALL(name_or_ubid) WITH {json}``
+with the answer in ``<final>…</final>``.
+
+Nothing here raises on what a model writes: a call that cannot be read becomes a ``ParsedCall``
+with an ``error`` that the orchestrator turns into an observation for the model.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pheron_tui.core.think import partial_suffix
+
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+
+_CLARIFY_RE = re.compile(
+    r"CLARIFY\(\s*(?:\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|(.*?))\s*\)", re.DOTALL
+)
+_TOOL_BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+_FUNCTION_RE = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|\Z)", re.DOTALL)
+_PARAMETER_RE = re.compile(
+    r"<parameter=([^>\n]*)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
+)
+_LEGACY_RE = re.compile(r"CALL\(\s*\[?\s*([^\]\)\s]*)\s*\]?\s*\)\s*(?:WITH\s*)?", re.DOTALL)
+_FINAL_RE = re.compile(r"<final>(.*?)(?:</final>|\Z)", re.DOTALL)
+
+#: Markers after which a streamed planning reply is no longer shown as answer text.
+STREAM_MARKERS = (TOOL_CALL_OPEN, "<function=", "CALL(", "CLARIFY(", "<final>")
+
+
+@dataclass
+class ParsedCall:
+    """One call read from a reply. ``error`` is set when it could not be read."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    form: Literal["json", "xml", "legacy", "provider"] = "json"
+    error: str | None = None
+    raw: str = ""
+
+
+@dataclass
+class ParsedReply:
+    kind: Literal["clarify", "tool_calls", "final"]
+    text: str = ""
+    """The question (clarify), the prose around the calls (tool_calls) or the answer (final)."""
+    calls: list[ParsedCall] = field(default_factory=list)
+
+
+def parse_clarify(text: str) -> str | None:
+    match = _CLARIFY_RE.search(text)
+    if match is None:
+        return None
+    double, single, bare = match.groups()
+    question = double if double is not None else single if single is not None else bare
+    question = question.replace('\\"', '"').replace("\\'", "'").strip()
+    return question or None
+
+
+def _coerce(value: str, schema: Mapping[str, Any] | None) -> Any:
+    """Type an XML parameter value by its JSON schema, as mlx-lm's qwen3_coder parser does."""
+    kind = (schema or {}).get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if value.strip().lower() in ("null", "none") and kind != "string":
+        return None
+    if kind in (None, "string"):
+        return value
+    text = value.strip()
+    if kind == "integer":
+        try:
+            return int(text)
+        except ValueError:
+            return value
+    if kind == "number":
+        try:
+            number = float(text)
+        except ValueError:
+            return value
+        return (
+            int(number) if number.is_integer() and "." not in text and "e" not in text else number
+        )
+    if kind == "boolean":
+        lowered = text.lower()
+        return True if lowered == "true" else False if lowered == "false" else value
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+
+
+def _strip_one_newline(value: str) -> str:
+    if value.startswith("\n"):
+        value = value[1:]
+    if value.endswith("\n"):
+        value = value[:-1]
+    return value
+
+
+def _parse_xml_call(body: str, schemas: Mapping[str, Mapping[str, Any]]) -> ParsedCall:
+    match = _FUNCTION_RE.search(body)
+    if match is None:
+        return ParsedCall(
+            name="", form="xml", error="no <function=NAME> inside <tool_call>", raw=body
+        )
+    name = match.group(1).strip()
+    properties = (schemas.get(name) or {}).get("properties", {})
+    arguments: dict[str, Any] = {}
+    for key, value in _PARAMETER_RE.findall(match.group(2)):
+        key = key.strip()
+        arguments[key] = _coerce(_strip_one_newline(value), properties.get(key))
+    error = None if "</function>" in body else "the call was cut off before </function>"
+    return ParsedCall(name=name, arguments=arguments, form="xml", error=error, raw=body)
+
+
+def _decode_arguments(value: Any) -> tuple[dict[str, Any], str | None]:
+    """Arguments may arrive as an object or as a JSON string holding one."""
+    if value is None:
+        return {}, None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError as exc:
+            return {}, f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+    if not isinstance(value, dict):
+        return {}, f"arguments must be a JSON object, not {type(value).__name__}"
+    return value, None
+
+
+def _parse_json_call(body: str) -> ParsedCall:
+    text = body.strip()
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return ParsedCall(
+            name=_guess_name(text),
+            form="json",
+            raw=body,
+            error=f"the call is not valid JSON ({exc.msg} at position {exc.pos})",
+        )
+    if not isinstance(data, dict):
+        return ParsedCall(name="", form="json", raw=body, error="the call must be a JSON object")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        return ParsedCall(name="", form="json", raw=body, error='the call has no "name"')
+    arguments, error = _decode_arguments(data.get("arguments", data.get("parameters")))
+    return ParsedCall(name=name, arguments=arguments, form="json", error=error, raw=body)
+
+
+def _guess_name(text: str) -> str:
+    match = re.search(r'"name"\s*:\s*"([^"]*)"', text)
+    return match.group(1) if match else ""
+
+
+def parse_native_calls(
+    text: str, schemas: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[ParsedCall]:
+    """Every ``<tool_call>`` block in order, JSON or XML; an unclosed last block is an error."""
+    schemas = schemas or {}
+    calls: list[ParsedCall] = []
+    for match in _TOOL_BLOCK_RE.finditer(text):
+        body = match.group(1)
+        closed = match.group(0).endswith(TOOL_CALL_CLOSE)
+        call = _parse_xml_call(body, schemas) if "<function=" in body else _parse_json_call(body)
+        if not closed and call.error is None:
+            call.error = "the call was cut off before </tool_call>"
+        calls.append(call)
+    if not calls and "<function=" in text:
+        # Some models drop the <tool_call> wrapper around the XML form.
+        calls.append(_parse_xml_call(text, schemas))
+    return calls
+
+
+def parse_legacy_calls(text: str) -> list[ParsedCall]:
+    """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets."""
+    calls: list[ParsedCall] = []
+    decoder = json.JSONDecoder()
+    for match in _LEGACY_RE.finditer(text):
+        target = match.group(1).strip().strip("[]\"'")
+        rest = text[match.end() :].lstrip()
+        raw = match.group(0) + rest[:200]
+        if not target:
+            calls.append(ParsedCall(name="", form="legacy", raw=raw, error="CALL() names no tool"))
+            continue
+        if not rest.startswith("{"):
+            calls.append(
+                ParsedCall(
+                    name=target,
+                    form="legacy",
+                    raw=raw,
+                    error="CALL(...) must be followed by WITH {json arguments}",
+                )
+            )
+            continue
+        try:
+            arguments, _ = decoder.raw_decode(rest)
+        except ValueError as exc:
+            calls.append(
+                ParsedCall(
+                    name=target,
+                    form="legacy",
+                    raw=raw,
+                    error=f"arguments are not valid JSON ({exc.msg} at position {exc.pos})",
+                )
+            )
+            continue
+        decoded, error = _decode_arguments(arguments)
+        calls.append(
+            ParsedCall(name=target, arguments=decoded, form="legacy", error=error, raw=raw)
+        )
+    return calls
+
+
+def parse_reply(text: str, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> ParsedReply:
+    """Classify a planning reply (think text already removed) in the spec's order."""
+    question = parse_clarify(text)
+    if question is not None:
+        return ParsedReply(kind="clarify", text=question)
+    calls = parse_native_calls(text, schemas)
+    if not calls:
+        calls = parse_legacy_calls(text)
+    if calls:
+        return ParsedReply(kind="tool_calls", text=prose_before_markers(text), calls=calls)
+    final = _FINAL_RE.search(text)
+    if final is not None:
+        return ParsedReply(kind="final", text=final.group(1).strip())
+    return ParsedReply(kind="final", text=text.strip())
+
+
+def prose_before_markers(text: str) -> str:
+    cut = min((i for i in (text.find(m) for m in STREAM_MARKERS) if i >= 0), default=len(text))
+    return text[:cut].strip()
+
+
+class MarkupHold:
+    """Streams a planning reply's prose while holding back everything from the first marker on.
+
+    The chat pane shows what the model says before a tool call ("Let me look at the files"),
+    never the call's markup. Text that might be the start of a marker is held until it is known.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+        self.stopped = False
+
+    def feed(self, text: str) -> str:
+        if self.stopped:
+            return ""
+        if not self._held and "<" not in text and "C" not in text:
+            return text
+        buf = self._held + text
+        cut = min((i for i in (buf.find(m) for m in STREAM_MARKERS) if i >= 0), default=-1)
+        if cut >= 0:
+            self.stopped = True
+            self._held = ""
+            return buf[:cut]
+        keep = partial_suffix(buf, *STREAM_MARKERS)
+        self._held = buf[len(buf) - keep :]
+        return buf[: len(buf) - keep]
+
+    def finish(self) -> str:
+        held, self._held = self._held, ""
+        return "" if self.stopped else held

@@ -1,0 +1,108 @@
+"""``pheron-tui run``: one turn without the TUI.
+
+With ``--json`` every event is printed as one JSON line on stdout (the session-log format).
+Otherwise the answer goes to stdout as it streams and tool activity to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from typing import TextIO
+
+from pheron_tui.core import events as ev
+from pheron_tui.core.bus import EventBus, Subscription
+from pheron_tui.core.safety import printable
+from pheron_tui.runtime import Runtime
+
+EXIT_CODES = {"finished": 0, "failed": 1, "cancelled": 130}
+
+
+class PlainPrinter:
+    """Human-readable output: answer on ``out``, everything else on ``err``."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self._answer_open = False
+
+    def _say(self, line: str) -> None:
+        if self._answer_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._answer_open = False
+        self.err.write(printable(line) + "\n")
+        self.err.flush()
+
+    def handle(self, event: ev.Event) -> None:
+        match event:
+            case ev.AnswerDelta(text=text):
+                self.out.write(printable(text))
+                self.out.flush()
+                self._answer_open = not text.endswith("\n")
+            case ev.ClarifyRequested(question=question):
+                self.out.write(printable(question) + "\n")
+                self.out.flush()
+            case ev.ToolCallProposed(tool=tool, arguments=arguments, risk=risk):
+                self._say(f"→ {tool} {json.dumps(arguments, ensure_ascii=False)} [{risk}]")
+            case ev.ToolCallDecided(decision="denied", by=by):
+                self._say(f"  denied ({by})")
+            case ev.ToolCallFinished(ok=ok, observation=observation, duration_ms=ms):
+                first = observation.strip().splitlines()[0] if observation.strip() else ""
+                self._say(f"  {'✓' if ok else '✗'} {first[:100]} ({ms:.0f} ms)")
+            case ev.CriticVerdict(verdict=verdict, reason=reason, auto=auto):
+                self._say(f"critic: {verdict}{' (auto)' if auto else ''} — {reason}")
+            case ev.ErrorRaised(message=message):
+                self._say(f"error: {message}")
+            case ev.TurnFinished(status=status, reason=reason) if status != "finished":
+                self._say(f"{status}: {reason}")
+            case ev.TurnFinished():
+                if self._answer_open:
+                    self.out.write("\n")
+                    self.out.flush()
+                    self._answer_open = False
+
+
+class JsonPrinter:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def handle(self, event: ev.Event) -> None:
+        self.out.write(ev.event_to_json(event) + "\n")
+        self.out.flush()
+
+
+async def _print_events(subscription: Subscription, printer: PlainPrinter | JsonPrinter) -> None:
+    async for event in subscription:
+        printer.handle(event)
+
+
+async def run_headless(
+    runtime: Runtime,
+    prompt: str,
+    as_json: bool,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    bus: EventBus = runtime.bus
+    printer = JsonPrinter(out) if as_json else PlainPrinter(out, err)
+    subscription = bus.add_subscriber(maxsize=1_000_000)
+    printing = asyncio.create_task(_print_events(subscription, printer))
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, runtime.orchestrator.cancel)
+    try:
+        if not await runtime.load_model():
+            return 1
+        result = await runtime.orchestrator.submit(prompt)
+        return EXIT_CODES[result.status]
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        bus.remove_subscriber(subscription)
+        await printing
+        await runtime.aclose()

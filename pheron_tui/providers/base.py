@@ -1,0 +1,46 @@
+"""The Provider protocol: everything the orchestrator needs from a model backend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from pheron_tui.core.messages import Chunk, CompletionRequest
+
+
+class ProviderError(RuntimeError):
+    """A provider could not answer; the message is shown to the user as it is."""
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str
+    """Short provider name for the status bar (``mlx``, ``openai``, ``scripted``)."""
+    model: str
+    """What the user asked for, as they named it."""
+
+    @property
+    def native_tools(self) -> bool:
+        """Whether tools go through the model's own template (otherwise the legacy prompt)."""
+        ...
+
+    async def load(self) -> None:
+        """Make the model ready; a no-op for remote providers. Raises ProviderError."""
+        ...
+
+    def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        """Stream a reply. Cancelling the consuming task stops generation promptly."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ChoiceScorer(Protocol):
+    """Optional: providers that can score fixed answers without generating text."""
+
+    async def score_choices(
+        self, request: CompletionRequest, options: Sequence[str]
+    ) -> dict[str, float]:
+        """The log-probability of each option as the reply to ``request``."""
+        ...

@@ -1,0 +1,64 @@
+"""Wiring settings into a running agent: bus, provider, tools, orchestrator.
+
+Shared by the TUI and the headless runner; imports no UI code.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from pheron_tui.config import Settings
+from pheron_tui.core import events as ev
+from pheron_tui.core.approval import Policy
+from pheron_tui.core.bus import EventBus
+from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.providers.base import Provider, ProviderError
+from pheron_tui.tools.builtin import default_registry
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    bus: EventBus
+    provider: Provider
+    orchestrator: Orchestrator
+
+    @classmethod
+    def create(
+        cls, settings: Settings, default_policy: Policy, provider: Provider | None = None
+    ) -> Runtime:
+        """Build everything; raises ProviderError when the provider cannot even be built."""
+        from pheron_tui.providers.select import create_provider
+
+        bus = EventBus(new_session_id())
+        provider = provider or create_provider(settings)
+        agent = AgentSettings(
+            workspace=settings.workspace,
+            policy=settings.approve or default_policy,
+            max_steps=settings.max_steps,
+            shell_timeout_s=settings.shell_timeout_s,
+            output_cap_chars=settings.output_cap_chars,
+            chat_max_tokens=settings.chat_max_tokens,
+            plan_max_tokens=settings.plan_max_tokens,
+        )
+        orchestrator = Orchestrator(provider, default_registry(), bus, agent)
+        return cls(settings=settings, bus=bus, provider=provider, orchestrator=orchestrator)
+
+    async def load_model(self) -> bool:
+        """Load the model, reporting progress on the bus; False (and an error event) on failure."""
+        self.bus.emit(ev.ModelLoading, 0, progress=None, message=f"loading {self.provider.model}")
+        try:
+            await self.provider.load()
+        except ProviderError as exc:
+            self.bus.emit(ev.ErrorRaised, 0, message=str(exc), recoverable=False)
+            return False
+        self.bus.emit(ev.ModelReady, 0, provider=self.provider.name, model=self.provider.model)
+        return True
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()

@@ -1,0 +1,146 @@
+"""ToolRegistry: tools by name and by UBID, their specs, and argument validation."""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from pheron_tui.core.events import Risk
+from pheron_tui.core.messages import FunctionSpec, ToolSpec
+
+
+def ubid(name: str) -> str:
+    """A tool's stable id for the legacy ``CALL(UBID)`` form: the same for a name everywhere."""
+    return "U" + hashlib.sha256(name.encode()).hexdigest()[:6].upper()
+
+
+@dataclass
+class ToolContext:
+    workspace: Path
+    shell_timeout_s: float = 60.0
+    output_cap_chars: int = 16_000
+    on_output: Callable[[str], None] = field(default=lambda _text: None)
+    shell_prefix: list[str] | None = None
+    """An argv that wraps shell commands (the sandbox), or None to run them directly."""
+
+
+@dataclass
+class ToolResult:
+    ok: bool
+    observation: str
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+    risk: ClassVar[Risk] = "read"
+
+    def risk_for(self, args: BaseModel, ctx: ToolContext) -> Risk:
+        """The risk of this particular call; tools that can do more than their tier override it."""
+        return self.risk
+
+    @abstractmethod
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+class ToolCallError(ValueError):
+    """A call that cannot run; the message is written for the model to correct itself."""
+
+
+@dataclass
+class PreparedCall:
+    tool: Tool
+    args: BaseModel
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self.args.model_dump(mode="json", exclude_unset=True)
+
+
+def _clean_schema(schema: Any) -> Any:
+    """Pydantic's JSON schema without the titles, which only add noise to a small model's prompt."""
+    if isinstance(schema, dict):
+        return {k: _clean_schema(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_clean_schema(v) for v in schema]
+    return schema
+
+
+def _describe_validation(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        if item["type"] == "extra_forbidden":
+            parts.append(f"{where}: no such parameter")
+        elif item["type"] == "missing":
+            parts.append(f"{where}: required but missing")
+        else:
+            parts.append(f"{where}: {item['msg']} (got {item.get('input')!r:.60})")
+    return "; ".join(parts)
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._by_name: dict[str, Tool] = {}
+        self._by_ubid: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        self._by_name[tool.name] = tool
+        self._by_ubid[ubid(tool.name)] = tool
+
+    def __iter__(self):
+        return iter(self._by_name.values())
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def names(self) -> list[str]:
+        return list(self._by_name)
+
+    def get(self, name_or_ubid: str) -> Tool | None:
+        key = name_or_ubid.strip().strip("[]")
+        return self._by_name.get(key) or self._by_ubid.get(key.upper())
+
+    def spec(self, tool: Tool) -> ToolSpec:
+        parameters = _clean_schema(tool.Args.model_json_schema())
+        parameters.setdefault("properties", {})
+        parameters.setdefault("required", [])
+        parameters.pop("additionalProperties", None)
+        return ToolSpec(
+            function=FunctionSpec(
+                name=tool.name, description=tool.description, parameters=parameters
+            )
+        )
+
+    def specs(self) -> list[ToolSpec]:
+        return [self.spec(tool) for tool in self._by_name.values()]
+
+    def schemas(self) -> dict[str, dict[str, Any]]:
+        """Parameter schemas by tool name, for typing XML call values."""
+        return {spec.function.name: spec.function.parameters for spec in self.specs()}
+
+    def prepare(self, name: str, arguments: Any) -> PreparedCall:
+        """Look the tool up and validate the arguments; raise ToolCallError saying what is wrong."""
+        tool = self.get(name) if name else None
+        if tool is None:
+            known = ", ".join(self._by_name)
+            shown = name if name else "(no name)"
+            raise ToolCallError(f"unknown tool {shown!r}; the tools are: {known}")
+        if not isinstance(arguments, dict):
+            raise ToolCallError(f"arguments for {tool.name} must be a JSON object")
+        try:
+            args = tool.Args.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolCallError(
+                f"invalid arguments for {tool.name}: {_describe_validation(exc)}"
+            ) from None
+        return PreparedCall(tool=tool, args=args)
