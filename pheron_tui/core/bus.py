@@ -38,23 +38,44 @@ class Subscription:
         self.merged = 0
         """How many deltas were folded into earlier ones because this subscriber lagged."""
         self._items: deque[Event] = deque()
+        self._extra: list[Event] = []
+        """Deltas merged into the tail but not yet folded into it."""
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
 
     def put(self, event: Event) -> None:
         items = self._items
-        if len(items) >= self.maxsize and isinstance(event, DELTA_TYPES):
-            tail = items[-1]
-            if _mergeable(tail, event):
-                items[-1] = tail.model_copy(
-                    update={"text": tail.text + event.text, "seq": event.seq, "ts": event.ts}  # type: ignore[attr-defined]
-                )
+        if self._extra:
+            if isinstance(event, DELTA_TYPES) and _mergeable(items[-1], event):
+                self._extra.append(event)
                 self.merged += 1
                 return
+            self._seal()
+        if (
+            len(items) >= self.maxsize
+            and isinstance(event, DELTA_TYPES)
+            and _mergeable(items[-1], event)
+        ):
+            self._extra.append(event)
+            self.merged += 1
+            return
         items.append(event)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def _seal(self) -> None:
+        """Fold the deltas waiting behind the tail into it (done once, not once per delta)."""
+        tail, extra = self._items[-1], self._extra
+        text = tail.text + "".join(e.text for e in extra)  # type: ignore[attr-defined]
+        self._items[-1] = tail.model_copy(
+            update={"text": text, "seq": extra[-1].seq, "ts": extra[-1].ts}
+        )
+        self._extra = []
+
+    def _ready(self) -> None:
+        if self._extra and len(self._items) == 1:
+            self._seal()
 
     def close(self) -> None:
         self._closed = True
@@ -63,10 +84,13 @@ class Subscription:
             waiter.set_result(None)
 
     def get_nowait(self) -> Event | None:
+        self._ready()
         return self._items.popleft() if self._items else None
 
     def drain(self) -> list[Event]:
         """Everything queued now, oldest first."""
+        if self._extra:
+            self._seal()
         items = list(self._items)
         self._items.clear()
         return items
@@ -86,6 +110,7 @@ class Subscription:
                 await self._waiter
             finally:
                 self._waiter = None
+        self._ready()
         return self._items.popleft()
 
 

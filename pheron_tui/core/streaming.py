@@ -34,6 +34,44 @@ class StreamedReply:
     finish_reason: str | None = None
 
 
+class DeltaBatcher:
+    """Turns many small text pieces into few delta events.
+
+    Text is flushed when the kind changes, at the end, and whenever ``window_s`` has passed
+    since the last flush; the first piece and any piece after a pause go out at once, so a slow
+    stream is never delayed and a fast one costs one event per window, not one per token.
+    """
+
+    def __init__(
+        self, bus: EventBus, turn_id: int, phase: ev.Phase, step: int, window_s: float = 0.008
+    ) -> None:
+        self.bus, self.turn_id, self.phase, self.step = bus, turn_id, phase, step
+        self.window_s = window_s
+        self._kind = ""
+        self._parts: list[str] = []
+        self._last_flush = 0.0
+
+    def add(self, kind: str, text: str) -> None:
+        if kind != self._kind:
+            self.flush()
+            self._kind = kind
+        self._parts.append(text)
+        now = time.perf_counter()
+        if now - self._last_flush >= self.window_s:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        self._last_flush = time.perf_counter() if now is None else now
+        if not self._parts:
+            return
+        text = "".join(self._parts)
+        self._parts.clear()
+        if self._kind == "think":
+            self.bus.emit(ev.ThinkDelta, self.turn_id, text=text, phase=self.phase, step=self.step)
+        else:
+            self.bus.emit(ev.AnswerDelta, self.turn_id, text=text)
+
+
 async def stream_reply(
     provider: Provider,
     bus: EventBus,
@@ -55,6 +93,7 @@ async def stream_reply(
     think_parts: list[str] = []
     answer_parts: list[str] = []
     shown_parts: list[str] = []
+    deltas = DeltaBatcher(bus, turn_id, phase, step)
     reply = StreamedReply()
     started = time.perf_counter()
     first_token_at: float | None = None
@@ -64,7 +103,7 @@ async def stream_reply(
         for kind, text in segments:
             if kind == "think":
                 think_parts.append(text)
-                bus.emit(ev.ThinkDelta, turn_id, text=text, phase=phase, step=step)
+                deltas.add("think", text)
                 continue
             answer_parts.append(text)
             if not show_answer:
@@ -72,7 +111,7 @@ async def stream_reply(
             visible = hold.feed(text) if hold is not None else text
             if visible:
                 shown_parts.append(visible)
-                bus.emit(ev.AnswerDelta, turn_id, text=visible)
+                deltas.add("answer", visible)
 
     async for chunk in provider.stream(request):
         if isinstance(chunk, TextChunk):
@@ -96,7 +135,8 @@ async def stream_reply(
     route(guard.finish())
     if hold is not None and show_answer and (rest := hold.finish()):
         shown_parts.append(rest)
-        bus.emit(ev.AnswerDelta, turn_id, text=rest)
+        deltas.add("answer", rest)
+    deltas.flush()
 
     reply.think = "".join(think_parts).strip()
     reply.answer = "".join(answer_parts).strip()

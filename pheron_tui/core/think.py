@@ -179,7 +179,11 @@ class ThinkGuard:
             self._emit(out, "think", line)
             self._line_is_prose = False
             return rest
-        # An unfinished line: hold it while it may still become a marker or a close tag.
+        # An unfinished line: switch now if it already holds a marker; hold it while it may
+        # still become one.
+        if not self._line_is_prose and (match := CONCLUSION_RE.match(buf)):
+            self._enter("answer")
+            return buf[match.end() :]
         if not self._line_is_prose and _could_be_conclusion(buf):
             self._held = buf
             return ""

@@ -1,0 +1,249 @@
+"""The orchestrator's turn logic, driven by scripted replies."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pheron_tui.core.critic import is_clarify_turn, parse_verdict
+from pheron_tui.core.intent import parse_intent, rule_intent
+from pheron_tui.tools.registry import ubid
+
+LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
+
+
+async def test_chat_answers_directly_with_thinking_off(make_agent) -> None:
+    agent = make_agent(classify=["chat"], chat=[["Hel", "lo ", "there."]])
+    result = await agent.orchestrator.submit("hi!")
+    assert (result.status, result.answer) == ("finished", "Hello there.")
+    chat_request = agent.provider.requests[-1]
+    assert chat_request.purpose == "chat" and not chat_request.enable_thinking
+    assert not chat_request.tools
+    assert "".join(e.text for e in agent.of("AnswerDelta")) == "Hello there."
+
+
+async def test_task_plans_with_tools_and_thinking_then_critic(make_agent) -> None:
+    agent = make_agent(
+        classify=["task"],
+        plan=[["<think>look first</think>", LIST], "Two files: main.py and notes.md."],
+        critic=["PASS: both files are listed"],
+    )
+    result = await agent.orchestrator.submit("what files are here?")
+    assert result.status == "finished"
+    plan = agent.provider.requests[1]
+    assert plan.purpose == "plan" and plan.enable_thinking
+    assert {t.function.name for t in plan.tools} >= {"list_dir", "shell_exec"}
+    finished = agent.of("ToolCallFinished")[0]
+    assert finished.ok and "notes.md" in finished.observation
+    second_plan = agent.provider.requests[2]
+    tool_message = second_plan.messages[-1]
+    assert tool_message.role == "tool" and "notes.md" in tool_message.content
+    assistant = second_plan.messages[-2]
+    assert assistant.tool_calls[0].name == "list_dir"
+    assert assistant.reasoning_content == "look first"
+    [verdict] = agent.of("CriticVerdict")
+    assert (verdict.verdict, verdict.auto) == ("PASS", False)
+
+
+async def test_ask_policy_waits_for_the_user(make_agent) -> None:
+    agent = make_agent(
+        policy="ask", classify=["task"], plan=[LIST, LIST, "done"], critic=["PASS: ok"]
+    )
+    turn = asyncio.create_task(agent.orchestrator.submit("list"))
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if agent.orchestrator.gate.pending:
+            break
+    [call_id] = agent.orchestrator.gate.pending
+    assert not agent.of("ToolCallStarted")
+    assert agent.orchestrator.decide(call_id, "always")
+    for _ in range(100):
+        await asyncio.sleep(0)
+    result = await asyncio.wait_for(turn, 2)
+    assert result.status == "finished"
+    decisions = [(d.decision, d.by) for d in agent.of("ToolCallDecided")]
+    assert decisions == [("approved", "user"), ("auto_approved", "rule:always list_dir")]
+
+
+async def test_denied_call_is_observed_by_the_model(make_agent) -> None:
+    agent = make_agent(
+        policy="ask",
+        classify=["task"],
+        plan=[LIST, "I could not look."],
+        critic=["FAIL: it did not look"],
+    )
+    turn = asyncio.create_task(agent.orchestrator.submit("list"))
+    while not agent.orchestrator.gate.pending:
+        await asyncio.sleep(0)
+    agent.orchestrator.decide(agent.orchestrator.gate.pending[0], "deny")
+    result = await turn
+    assert result.status == "finished"
+    assert agent.of("ToolCallDecided")[0].decision == "denied"
+    assert "denied" in agent.provider.requests[2].messages[-1].content
+    assert agent.of("CriticVerdict")[0].verdict == "FAIL"
+
+
+async def test_policy_none_denies_everything(make_agent) -> None:
+    agent = make_agent(policy="none", classify=["task"], plan=[LIST, "ok"], critic=["PASS: fine"])
+    await agent.orchestrator.submit("list")
+    assert agent.of("ToolCallDecided")[0].by == "policy:none"
+    assert not agent.of("ToolCallStarted")
+
+
+async def test_read_only_policy_asks_for_writes(make_agent) -> None:
+    write = (
+        '<tool_call>{"name": "write_file", "arguments": {"path": "x", "content": "y"}}</tool_call>'
+    )
+    agent = make_agent(
+        policy="read-only", classify=["task"], plan=[LIST, write, "ok"], critic=["PASS"]
+    )
+    turn = asyncio.create_task(agent.orchestrator.submit("go"))
+    while not agent.orchestrator.gate.pending:
+        await asyncio.sleep(0)
+    assert agent.of("ToolCallDecided")[0].decision == "auto_approved"
+    [proposed_write] = [p for p in agent.of("ToolCallProposed") if p.tool == "write_file"]
+    assert proposed_write.risk == "write"
+    agent.orchestrator.cancel()
+    result = await turn
+    assert result.status == "cancelled"
+
+
+async def test_clarify_ends_finished_without_tools_and_auto_passes(make_agent) -> None:
+    agent = make_agent(classify=["task"], plan=['CLARIFY("Which folder do you mean?")'])
+    result = await agent.orchestrator.submit("clean it up")
+    assert (result.status, result.answer) == ("finished", "Which folder do you mean?")
+    assert agent.of("ClarifyRequested")[0].question == "Which folder do you mean?"
+    assert not agent.of("ToolCallProposed")
+    [verdict] = agent.of("CriticVerdict")
+    assert (verdict.verdict, verdict.auto) == ("PASS", True)
+
+
+async def test_legacy_path_uses_prompted_format_and_ubid(make_agent) -> None:
+    code = ubid("read_file")
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[f'CALL([{code}]) WITH {{"path": "notes.md"}}', "<final>You need milk.</final>"],
+        critic=["PASS: the notes say milk"],
+    )
+    result = await agent.orchestrator.submit("what do I need?")
+    assert result.answer == "You need milk."
+    plan = agent.provider.requests[1]
+    assert not plan.tools
+    assert code in plan.messages[0].content and "CALL(" in plan.messages[0].content
+    observation = agent.provider.requests[2].messages[-1]
+    assert observation.role == "user" and "buy milk" in observation.content
+    assert "".join(e.text for e in agent.of("AnswerDelta")).strip() == "You need milk."
+
+
+async def test_malformed_call_becomes_an_observation_then_recovers(make_agent) -> None:
+    agent = make_agent(
+        classify=["task"],
+        plan=['<tool_call>{"name": "list_dir", "arguments": {oops}</tool_call>', LIST, "done"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("list")
+    assert result.status == "finished"
+    feedback = agent.provider.requests[2].messages[-1]
+    assert feedback.role == "user" and "not valid JSON" in feedback.content
+    assert agent.of("ErrorRaised")[0].recoverable
+    assert agent.of("ToolCallFinished")[0].ok
+
+
+async def test_step_cap_fails_the_turn_with_a_reason(make_agent) -> None:
+    reads = [
+        f'<tool_call>{{"name": "read_file", "arguments": {{"path": "notes.md", "offset": {i}}}}}</tool_call>'
+        for i in range(1, 4)
+    ]
+    agent = make_agent(classify=["task"], plan=reads, max_steps=3)
+    result = await agent.orchestrator.submit("loop")
+    assert result.status == "failed"
+    assert "after 3 planning steps" in result.reason
+    assert agent.of("TurnFinished")[0].status == "failed"
+
+
+async def test_three_identical_failing_calls_end_the_task(make_agent) -> None:
+    bad = '<tool_call>{"name": "read_file", "arguments": {"path": "missing.txt"}}</tool_call>'
+    agent = make_agent(classify=["task"], plan=[bad] * 5)
+    result = await agent.orchestrator.submit("read it")
+    assert result.status == "failed"
+    assert "3 times in a row" in result.reason
+    assert len(agent.of("ToolCallFinished")) == 3
+
+
+async def test_script_running_out_is_an_error_and_a_failed_turn(make_agent) -> None:
+    agent = make_agent(classify=["chat"])
+    result = await agent.orchestrator.submit("hello")
+    assert result.status == "failed"
+    assert "no 'chat' reply left" in agent.of("ErrorRaised")[0].message
+
+
+async def test_cancel_during_stream_ends_cancelled_and_history_stays_usable(make_agent) -> None:
+    agent = make_agent(classify=["chat", "chat"], chat=[["a"] * 10_000, "second"])
+    turn = asyncio.create_task(agent.orchestrator.submit("long"))
+    while not agent.of("AnswerDelta"):
+        await asyncio.sleep(0)
+    assert agent.orchestrator.cancel()
+    result = await asyncio.wait_for(turn, 1)
+    assert result.status == "cancelled"
+    assert agent.of("TurnFinished")[-1].status == "cancelled"
+    again = await agent.orchestrator.submit("again")
+    assert again.answer == "second"
+
+
+async def test_provider_parsed_calls_are_dispatched(make_agent) -> None:
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            [{"tool_call": {"name": "read_file", "arguments": '{"path": "main.py"}'}}],
+            "It prints hello.",
+        ],
+        critic=["PASS: yes"],
+    )
+    result = await agent.orchestrator.submit("what does main.py do")
+    assert result.answer == "It prints hello."
+    assert "print('hello')" in agent.of("ToolCallFinished")[0].observation
+
+
+def test_intent_parsing_and_fallback_rule() -> None:
+    assert parse_intent("Task.") == "task"
+    assert parse_intent("this is chat") == "chat"
+    assert parse_intent("Hello! How can I help?") is None
+    assert rule_intent("list the files in src") == "task"
+    assert rule_intent("what is the capital of France?") == "chat"
+
+
+async def test_unreadable_classifier_reply_falls_back_to_the_rule(make_agent) -> None:
+    agent = make_agent(classify=["Sure, happy to help!"], chat=["Paris."])
+    await agent.orchestrator.submit("what is the capital of France?")
+    assert agent.of("IntentClassified")[0].method == "rule"
+    assert agent.of("IntentClassified")[0].intent == "chat"
+
+
+def test_critic_rules() -> None:
+    assert is_clarify_turn('CLARIFY("which?")', "")
+    assert is_clarify_turn("Which file?", "No observation found.")
+    assert not is_clarify_turn("Which file?", "list_dir: a.txt")
+    assert not is_clarify_turn("Done.", "")
+    assert parse_verdict("FAIL - it never read the file") == ("FAIL", "it never read the file")
+    assert parse_verdict("**PASS**: correct") == ("PASS", "correct")
+    assert parse_verdict("looks fine") is None
+
+
+async def test_unreadable_critic_reply_is_a_fail_not_a_pass(make_agent) -> None:
+    agent = make_agent(classify=["task"], plan=["All done."], critic=["hmm"])
+    await agent.orchestrator.submit("do it")
+    [verdict] = agent.of("CriticVerdict")
+    assert verdict.verdict == "FAIL" and "no verdict" in verdict.reason
+
+
+def test_labelled_intent_set_is_large_and_balanced() -> None:
+    import json
+    from pathlib import Path
+
+    rows = [
+        json.loads(x)
+        for x in (Path(__file__).parent.parent / "data" / "intents.jsonl").read_text().splitlines()
+        if x
+    ]
+    labels = [r["intent"] for r in rows]
+    assert len(rows) >= 40 and labels.count("chat") >= 15 and labels.count("task") >= 15

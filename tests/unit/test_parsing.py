@@ -1,0 +1,152 @@
+"""Reply parsing: CLARIFY → native (JSON, XML) → legacy CALL → final."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pheron_tui.core.parsing import MarkupHold, parse_reply
+from pheron_tui.tools.builtin import default_registry
+from pheron_tui.tools.registry import ubid
+
+SCHEMAS = default_registry().schemas()
+
+
+def test_clarify_comes_first_even_with_a_tool_call() -> None:
+    reply = parse_reply('CLARIFY("Which folder?") <tool_call>{"name": "list_dir"}</tool_call>')
+    assert reply.kind == "clarify"
+    assert reply.text == "Which folder?"
+
+
+def test_clarify_with_single_quotes_and_bare_text() -> None:
+    assert parse_reply("CLARIFY('Which one?')").text == "Which one?"
+    assert parse_reply("CLARIFY(which file do you mean?)").text == "which file do you mean?"
+
+
+def test_native_json_call() -> None:
+    reply = parse_reply(
+        'Looking.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>'
+    )
+    assert reply.kind == "tool_calls"
+    assert reply.text == "Looking."
+    [call] = reply.calls
+    assert (call.name, call.arguments, call.error) == ("read_file", {"path": "a.txt"}, None)
+
+
+def test_native_json_call_with_stringified_arguments() -> None:
+    reply = parse_reply(
+        '<tool_call>{"name": "list_dir", "arguments": "{\\"path\\": \\"src\\"}"}</tool_call>'
+    )
+    assert reply.calls[0].arguments == {"path": "src"}
+
+
+def test_native_xml_call_values_are_typed_by_schema() -> None:
+    text = (
+        "<tool_call>\n<function=read_file>\n<parameter=path>\nnotes.md\n</parameter>\n"
+        "<parameter=offset>\n10\n</parameter>\n</function>\n</tool_call>"
+    )
+    [call] = parse_reply(text, SCHEMAS).calls
+    assert call.form == "xml"
+    assert call.arguments == {"path": "notes.md", "offset": 10}
+    assert call.error is None
+
+
+def test_xml_multiline_string_value_is_kept_exactly() -> None:
+    text = (
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nx.py\n</parameter>\n"
+        "<parameter=content>\nline 1\n  line 2\n</parameter>\n</function>\n</tool_call>"
+    )
+    [call] = parse_reply(text, SCHEMAS).calls
+    assert call.arguments["content"] == "line 1\n  line 2"
+
+
+def test_several_calls_are_all_returned_in_order() -> None:
+    text = (
+        '<tool_call>{"name": "list_dir", "arguments": {}}</tool_call>\n'
+        "<tool_call><function=read_file><parameter=path>a</parameter></function></tool_call>\n"
+        '<tool_call>{"name": "search_files", "arguments": {"pattern": "x"}}</tool_call>'
+    )
+    names = [c.name for c in parse_reply(text, SCHEMAS).calls]
+    assert names == ["list_dir", "read_file", "search_files"]
+
+
+def test_bad_json_call_is_reported_not_dropped() -> None:
+    [call] = parse_reply(
+        '<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'
+    ).calls
+    assert call.name == "read_file"
+    assert "not valid JSON" in (call.error or "")
+
+
+def test_truncated_call_is_reported() -> None:
+    [call] = parse_reply('<tool_call>{"name": "list_dir", "arguments": {}}').calls
+    assert "cut off" in (call.error or "")
+
+
+def test_legacy_call_by_name_and_by_ubid_with_and_without_brackets() -> None:
+    code = ubid("read_file")
+    for target in ("read_file", code, f"[{code}]"):
+        reply = parse_reply(f'I will read it. CALL({target}) WITH {{"path": "a.txt"}}')
+        assert reply.kind == "tool_calls"
+        assert reply.calls[0].name in ("read_file", code)
+        assert reply.calls[0].arguments == {"path": "a.txt"}
+
+
+def test_legacy_call_with_nested_json_and_braces_in_strings() -> None:
+    [call] = parse_reply('CALL(write_file) WITH {"path": "a", "content": "{x} }"} trailing').calls
+    assert call.arguments == {"path": "a", "content": "{x} }"}
+
+
+def test_legacy_call_without_arguments_is_an_error() -> None:
+    [call] = parse_reply("CALL(list_dir)").calls
+    assert "WITH" in (call.error or "")
+
+
+def test_final_block_and_plain_final_answer() -> None:
+    assert parse_reply("ok <final>Done: 3 files.</final>").text == "Done: 3 files."
+    reply = parse_reply("  The answer is 4.  ")
+    assert (reply.kind, reply.text) == ("final", "The answer is 4.")
+
+
+def test_markup_hold_shows_prose_and_hides_calls_across_splits() -> None:
+    text = 'Let me check. <tool_call>{"name": "list_dir"}</tool_call>'
+    for cut in range(1, len(text)):
+        hold = MarkupHold()
+        shown = hold.feed(text[:cut]) + hold.feed(text[cut:]) + hold.finish()
+        assert shown == "Let me check. ", cut
+
+
+def test_markup_hold_passes_plain_text() -> None:
+    hold = MarkupHold()
+    assert hold.feed("A < B, ") + hold.feed("C.") + hold.finish() == "A < B, C."
+
+
+PIECES = [
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    ">",
+    "<parameter=",
+    "</parameter>",
+    "</function>",
+    "CALL(",
+    ")",
+    " WITH ",
+    "{",
+    "}",
+    '"',
+    ":",
+    "name",
+    "read_file",
+    "CLARIFY(",
+    "<final>",
+    "x",
+    "\n",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40))
+def test_garbage_never_raises(pieces: list[str]) -> None:
+    reply = parse_reply("".join(pieces), SCHEMAS)
+    assert reply.kind in ("clarify", "tool_calls", "final")

@@ -1,0 +1,185 @@
+"""Tools: confinement to the workspace, validation, the shell's limits."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pheron_tui.tools.builtin import default_registry
+from pheron_tui.tools.registry import ToolCallError, ToolContext
+from pheron_tui.tools.sandbox import CappedOutput, PathRefused, resolve_path, run_shell
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\nbeta\ngamma\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "b.py").write_text("print('beta')\n")
+    (tmp_path / "secret.txt").write_text("top secret")
+    (ws / "out_link").symlink_to(tmp_path / "secret.txt")
+    (ws / "in_link").symlink_to(ws / "a.txt")
+    (ws / "loop1").symlink_to(ws / "loop2")
+    (ws / "loop2").symlink_to(ws / "loop1")
+    return ws
+
+
+async def call(ws: Path, name: str, **arguments):
+    registry = default_registry()
+    prepared = registry.prepare(name, arguments)
+    return await prepared.tool.run(prepared.args, ToolContext(workspace=ws, shell_timeout_s=5))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "../secret.txt",
+        "sub/../../secret.txt",
+        "/etc/passwd",
+        "out_link",
+        "~/.bashrc",
+        "loop1",
+        "a.txt\x00",
+        "",
+        "x" * 5000 + "/../../secret.txt",
+    ],
+)
+def test_paths_that_leave_the_workspace_are_refused(workspace: Path, raw: str) -> None:
+    with pytest.raises(PathRefused):
+        resolve_path(workspace, raw)
+
+
+def test_paths_inside_are_accepted(workspace: Path) -> None:
+    assert resolve_path(workspace, "sub/../a.txt") == workspace.resolve() / "a.txt"
+    assert resolve_path(workspace, str(workspace / "a.txt")) == workspace.resolve() / "a.txt"
+    assert resolve_path(workspace, "in_link") == workspace.resolve() / "a.txt"
+
+
+async def test_read_file_through_a_link_out_is_refused_with_a_clear_observation(
+    workspace: Path,
+) -> None:
+    result = await call(workspace, "read_file", path="out_link")
+    assert not result.ok
+    assert "outside the workspace" in result.observation
+    assert "top secret" not in result.observation
+
+
+async def test_read_file_with_offset_and_limit(workspace: Path) -> None:
+    result = await call(workspace, "read_file", path="a.txt", offset=2, limit=1)
+    assert result.ok
+    assert "beta" in result.observation and "alpha" not in result.observation
+
+
+async def test_read_file_refuses_directories_and_devices(workspace: Path) -> None:
+    assert "directory" in (await call(workspace, "read_file", path="sub")).observation
+    os.symlink("/dev/zero", workspace / "zero")
+    assert not (await call(workspace, "read_file", path="zero")).ok
+
+
+async def test_list_dir_and_search_files(workspace: Path) -> None:
+    listing = await call(workspace, "list_dir", path=".")
+    assert "a.txt" in listing.observation and "sub/" in listing.observation
+    found = await call(workspace, "search_files", pattern="beta")
+    assert "a.txt:2: beta" in found.observation
+    assert "sub/b.py:1:" in found.observation
+    assert "top secret" not in found.observation
+
+
+async def test_write_and_edit_file(workspace: Path) -> None:
+    assert (await call(workspace, "write_file", path="new/c.txt", content="one two")).ok
+    assert (workspace / "new" / "c.txt").read_text() == "one two"
+    assert (await call(workspace, "edit_file", path="new/c.txt", old="two", new="three")).ok
+    assert (workspace / "new" / "c.txt").read_text() == "one three"
+    missing = await call(workspace, "edit_file", path="new/c.txt", old="zzz", new="y")
+    assert not missing.ok and "does not occur" in missing.observation
+    refused = await call(workspace, "write_file", path="../evil.txt", content="x")
+    assert not refused.ok and not (workspace.parent / "evil.txt").exists()
+
+
+def test_unknown_tool_and_bad_arguments_say_what_is_wrong() -> None:
+    registry = default_registry()
+    with pytest.raises(ToolCallError, match=r"unknown tool 'rm_rf'.*read_file"):
+        registry.prepare("rm_rf", {})
+    with pytest.raises(ToolCallError, match="path: required but missing"):
+        registry.prepare("read_file", {})
+    with pytest.raises(ToolCallError, match=r"limit: .*integer"):
+        registry.prepare("read_file", {"path": "a", "limit": "lots"})
+    with pytest.raises(ToolCallError, match="colour: no such parameter"):
+        registry.prepare("list_dir", {"colour": "red"})
+
+
+async def test_shell_exec_reports_exit_code_and_output(workspace: Path) -> None:
+    result = await call(workspace, "shell_exec", command="echo hi; exit 3")
+    assert not result.ok
+    assert result.observation.startswith("exit code 3") and "hi" in result.observation
+
+
+async def test_shell_secrets_are_scrubbed(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak")
+    result = await call(workspace, "shell_exec", command="env")
+    assert "sk-do-not-leak" not in result.observation
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purposes
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
+
+
+async def test_shell_timeout_kills_the_whole_process_group(workspace: Path) -> None:
+    started = time.monotonic()
+    result = await run_shell(
+        "sleep 30 & echo $! > child.pid; sleep 30", cwd=workspace, timeout_s=0.5, cap_chars=1000
+    )
+    assert result.timed_out
+    assert time.monotonic() - started < 10
+    child = int((workspace / "child.pid").read_text())
+    for _ in range(50):
+        if not _alive(child):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(child)
+
+
+async def test_cancelling_shell_kills_the_process_group(workspace: Path) -> None:
+    task = asyncio.create_task(
+        run_shell("sleep 30 & echo $! > c.pid; wait", cwd=workspace, timeout_s=60, cap_chars=1000)
+    )
+    for _ in range(100):
+        if (workspace / "c.pid").exists() and (workspace / "c.pid").read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    child = int((workspace / "c.pid").read_text())
+    for _ in range(50):
+        if not _alive(child):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(child)
+
+
+async def test_shell_output_is_capped_keeping_head_and_tail(workspace: Path) -> None:
+    result = await run_shell("seq 1 100000", cwd=workspace, timeout_s=10, cap_chars=2000)
+    assert result.truncated
+    assert result.output.startswith("1\n2\n")
+    assert result.output.rstrip().endswith("100000")
+    assert "characters cut" in result.output
+    assert len(result.output) < 2200
+
+
+def test_capped_output_keeps_everything_under_the_cap() -> None:
+    capped = CappedOutput(100)
+    for piece in ["abc", "def", "ghi"]:
+        capped.add(piece)
+    assert capped.text() == "abcdefghi"
