@@ -160,3 +160,29 @@ class EventBus:
         """End every subscriber's iteration once its queue is drained."""
         for subscription in self._subscribers:
             subscription.close()
+
+
+def coalesce(events: list[Event]) -> list[Event]:
+    """Merge runs of adjacent deltas of the same block into one event each (order kept)."""
+    out: list[Event] = []
+    pending: list[Event] = []
+
+    def seal() -> None:
+        if len(pending) == 1:
+            out.append(pending[0])
+        elif pending:
+            first, last = pending[0], pending[-1]
+            text = "".join(e.text for e in pending)  # type: ignore[attr-defined]
+            out.append(first.model_copy(update={"text": text, "seq": last.seq, "ts": last.ts}))
+        pending.clear()
+
+    for event in events:
+        if isinstance(event, DELTA_TYPES):
+            if pending and not _mergeable(pending[-1], event):
+                seal()
+            pending.append(event)
+        else:
+            seal()
+            out.append(event)
+    seal()
+    return out

@@ -112,6 +112,7 @@ class ScriptedProvider:
         self.requests.append(request)
         reply = self._next_reply(request.purpose)
         items = [reply] if isinstance(reply, str) else reply
+        reported_usage = False
         for item in items:
             if self.script.delay_s:
                 await asyncio.sleep(self.script.delay_s)
@@ -124,5 +125,11 @@ class ScriptedProvider:
             elif isinstance(item, _ThinkItem):
                 yield ReasoningChunk(text=item.think)
             else:
+                reported_usage = True
                 yield UsageChunk(usage=item.usage)
+        if not reported_usage:
+            # Deterministic figures (no clocks), so demos and snapshots never differ by timing.
+            prompt = sum(len(m.content) for m in request.messages) // 4
+            texts = sum(isinstance(item, str) for item in items)
+            yield UsageChunk(usage=Usage(prompt_tokens=prompt, completion_tokens=texts))
         yield DoneChunk(finish_reason="stop")

@@ -1,0 +1,260 @@
+"""PheronApp: the four panes, the input line, the status bar and the keys.
+
+The app never calls a provider. It reads the core's events through the bridge and talks back
+only through ``submit``, ``decide`` and ``cancel``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input
+
+from pheron_tui.core import events as ev
+from pheron_tui.core.approval import UserChoice
+from pheron_tui.runtime import Runtime
+from pheron_tui.ui.bridge import BusEvents, pump_events
+from pheron_tui.ui.screens.confirm import ConfirmScreen
+from pheron_tui.ui.screens.help import HelpScreen
+from pheron_tui.ui.widgets.chat import ChatPane
+from pheron_tui.ui.widgets.critic import CriticPane
+from pheron_tui.ui.widgets.status import StatusBar
+from pheron_tui.ui.widgets.thinking import ThinkingPane
+from pheron_tui.ui.widgets.tool_log import ToolCard, ToolLog
+
+
+def _styles_path() -> Path:
+    """styles/ sits at the top of a checkout and inside the package in a wheel."""
+    packaged = Path(__file__).resolve().parent.parent / "styles" / "app.tcss"
+    if packaged.exists():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "styles" / "app.tcss"
+
+
+STATE_LABELS = {"chat": "answering", "task": "planning"}
+
+
+class PheronApp(App[None]):
+    CSS_PATH = _styles_path()
+    TITLE = "pheron-tui"
+    BINDINGS = [
+        Binding("y", "decide('approve')", "Approve", id="approve"),
+        Binding("a", "decide('always')", "Always allow", id="always"),
+        Binding("n", "decide('deny')", "Deny", id="deny"),
+        Binding("escape", "interrupt", "Interrupt", id="interrupt"),
+        Binding("ctrl+t", "toggle_thinking", "Thinking pane", id="toggle-thinking"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    ]
+
+    DECISION_GUARD_S = 0.3
+    """A waiting card ignores decision keys this long, so a double-tap cannot approve a call
+    that nobody has read yet."""
+
+    def __init__(self, runtime: Runtime, load_model: bool = True) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.orchestrator = runtime.orchestrator
+        self._load_model = load_model
+        self.model_ready = False
+        self.load_error = ""
+        self._shown_at: dict[str, float] = {}
+        self._quitting = False
+        """Set once quitting starts: late events from the core must not mount widgets."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="panes"):
+            yield ChatPane(id="chat")
+            with Vertical(id="side"):
+                yield ThinkingPane(id="thinking")
+                yield ToolLog(id="tools")
+                yield CriticPane(id="critic")
+        yield Input(placeholder="Message (Enter to send, F1 for help)", id="prompt")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        status = self.query_one(StatusBar)
+        provider = self.runtime.provider
+        status.model = f"{provider.name}: {provider.model}"
+        self.pump()
+        if self._load_model:
+            self.load_model()
+        else:
+            self.model_ready = True
+            status.state = "idle"
+        self.query_one("#prompt", Input).focus()
+
+    # -- workers ---------------------------------------------------------------------------------
+    @work(exclusive=True, group="bus", exit_on_error=False)
+    async def pump(self) -> None:
+        await pump_events(self.runtime.bus, self.post_message)
+
+    @work(exclusive=True, group="load", exit_on_error=False)
+    async def load_model(self) -> None:
+        await self.runtime.load_model()
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_turn(self, text: str) -> None:
+        await self.orchestrator.submit(text)
+
+    # -- actions ---------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "decide":
+            return bool(self.orchestrator.gate.pending)
+        if action == "interrupt":
+            return self.orchestrator.busy
+        return True
+
+    def action_decide(self, choice: UserChoice) -> None:
+        pending = self.orchestrator.gate.pending
+        if not pending:
+            return
+        shown = self._shown_at.get(pending[0])
+        if shown is None or time.monotonic() - shown < self.DECISION_GUARD_S:
+            self.bell()  # too soon to be a decision about this card
+            return
+        self.orchestrator.decide(pending[0], choice)
+
+    def action_interrupt(self) -> None:
+        if self.orchestrator.cancel():
+            self.query_one(StatusBar).state = "interrupting"
+
+    def action_toggle_thinking(self) -> None:
+        pane = self.query_one(ThinkingPane)
+        pane.display = not pane.display
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        if not self.orchestrator.busy:
+            await self._shut_down()
+            return
+
+        async def answered(quit_now: bool | None) -> None:
+            if quit_now:
+                await self._shut_down()
+
+        self.push_screen(ConfirmScreen("A turn is still running. Quit anyway?"), answered)
+
+    async def _shut_down(self) -> None:
+        """Stop the turn and the answer stream while the app can still refresh, then exit.
+
+        A Markdown stream left running appends into a widget that shutdown is removing, and
+        shutdown then never finishes.
+        """
+        self._quitting = True
+        self.orchestrator.cancel()
+        await self.query_one(ChatPane).end_answer()
+        self.exit()
+
+    # -- input -----------------------------------------------------------------------------------
+    @on(Input.Submitted, "#prompt")
+    def submit(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.orchestrator.busy:
+            self.notify("A turn is running. Press Esc to interrupt it first.", severity="warning")
+            return
+        if not self.model_ready:
+            why = self.load_error or "The model is still loading; try again in a moment."
+            self.notify(why, severity="warning" if not self.load_error else "error")
+            return
+        event.input.value = ""
+        self.run_turn(text)
+
+    # -- events from the core --------------------------------------------------------------------
+    async def on_bus_events(self, message: BusEvents) -> None:
+        if self._quitting:
+            return
+        with self.batch_update():
+            for event in message.events:
+                await self.handle_event(event)
+        self.refresh_bindings()
+
+    async def handle_event(self, event: ev.Event) -> None:
+        chat = self.query_one(ChatPane)
+        status = self.query_one(StatusBar)
+        tools = self.query_one(ToolLog)
+        match event:
+            case ev.TurnStarted(prompt=prompt):
+                await chat.add_user(prompt)
+                status.state = "classifying"
+            case ev.IntentClassified(intent=intent):
+                status.state = STATE_LABELS[intent]
+            case ev.ThinkDelta(turn_id=turn_id, phase=phase, step=step, text=text):
+                status.state = "thinking"
+                await self.query_one(ThinkingPane).add_text(turn_id, phase, step, text)
+            case ev.AnswerDelta(text=text):
+                status.state = "answering"
+                await chat.add_answer_text(text)
+            case ev.ToolCallProposed(call_id=call_id, tool=tool, arguments=arguments, risk=risk):
+                await chat.end_answer()
+                card = await tools.add_card(call_id, tool, arguments, risk)
+                if call_id in self.orchestrator.gate.pending:
+                    self._wait_for_decision(card)
+            case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by):
+                if card := tools.cards.get(call_id):
+                    card.set_status(decision, by)
+                self._decision_made()
+            case ev.ToolCallStarted(call_id=call_id):
+                status.state = "running tool"
+                if card := tools.cards.get(call_id):
+                    card.set_status("running")
+            case ev.ToolOutputDelta(call_id=call_id, text=text):
+                if card := tools.cards.get(call_id):
+                    card.add_output(text)
+            case ev.ToolCallFinished(call_id=call_id, ok=ok, observation=obs, duration_ms=ms):
+                if card := tools.cards.get(call_id):
+                    card.finish(ok, obs, ms)
+                self._decision_made()
+            case ev.ClarifyRequested(question=question):
+                await chat.add_note(question, "clarify")
+            case ev.CriticVerdict(turn_id=turn_id, verdict=verdict, reason=reason, auto=auto):
+                await self.query_one(CriticPane).add_verdict(turn_id, verdict, reason, auto)
+            case ev.Usage(
+                tokens_per_s=rate, prompt_tokens=prompt, cached_tokens=cached, ttft_ms=ttft
+            ):
+                status.show_usage(rate, prompt, cached, ttft)
+            case ev.ModelLoading(message=text, progress=progress):
+                shown = f" {progress:.0%}" if progress is not None else ""
+                status.state = f"{text}{shown}"
+            case ev.ModelReady():
+                self.model_ready = True
+                status.state = "idle"
+            case ev.ErrorRaised(message=text, recoverable=recoverable):
+                await chat.add_note(f"Error: {text}", "error")
+                if not recoverable and event.turn_id == 0:
+                    self.load_error = f"The model could not be loaded: {text}"
+                    status.state = "model failed to load"
+            case ev.TurnFinished(status=turn_status, reason=reason):
+                await chat.end_answer()
+                if turn_status != "finished":
+                    await chat.add_note(f"Turn {turn_status}: {reason}", turn_status)
+                status.state = "idle" if self.model_ready else status.state
+                self._decision_made()
+                self.query_one("#prompt", Input).focus()
+
+    def _wait_for_decision(self, card: ToolCard) -> None:
+        """Lock the input and focus the card, so approval keys cannot land in the message."""
+        prompt = self.query_one("#prompt", Input)
+        prompt.disabled = True
+        self._shown_at[card.call_id] = time.monotonic()
+        self.query_one("#side").add_class("-waiting")
+        card.focus()
+        card.scroll_visible()
+        self.query_one(StatusBar).state = "waiting for your approval"
+
+    def _decision_made(self) -> None:
+        """Unlock the input once nothing waits. Focus stays on the card until the turn ends,
+        so keys pressed right after a decision land nowhere rather than in the message."""
+        if not self.orchestrator.gate.pending:
+            self.query_one("#prompt", Input).disabled = False
+            self.query_one("#side").remove_class("-waiting")

@@ -1,0 +1,28 @@
+"""The critic pane: one card per verdict."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from pheron_tui.core.safety import printable
+
+
+class VerdictCard(Static):
+    def __init__(self, turn_id: int, verdict: str, reason: str, auto: bool) -> None:
+        how = "automatic" if auto else "model"
+        text = f"{verdict} · turn {turn_id} · {how}\n{reason}"
+        super().__init__(Content(printable(text)), classes=f"verdict -{verdict.lower()}")
+
+
+class CriticPane(VerticalScroll):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Critic"
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def add_verdict(self, turn_id: int, verdict: str, reason: str, auto: bool) -> None:
+        await self.mount(VerdictCard(turn_id, verdict, reason, auto))

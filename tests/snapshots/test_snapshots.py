@@ -1,0 +1,138 @@
+"""Screenshots of the TUI in each state the user meets, at 120×40 and 80×24.
+
+Update after reading the report: ``pytest tests/snapshots --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pheron_tui.providers.scripted import Script
+
+from ..ui.helpers import BrokenProvider, idle, make_app, send, wait_for
+
+LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
+SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+
+TASK = {
+    "classify": ["task"],
+    "plan": [
+        [
+            "<think>The user wants the files. I will list the folder.</think>",
+            "Let me look at the folder.",
+            LIST,
+        ],
+        ["<think>Two files.</think>", "The folder holds **main.py** and **notes.md**."],
+    ],
+}
+
+
+def pending(app) -> bool:
+    return bool(app.orchestrator.gate.pending)
+
+
+@SIZES
+def test_empty_start(snap_compare, workspace: Path, size) -> None:
+    async def settle(pilot) -> None:
+        await wait_for(pilot, lambda: pilot.app.model_ready)
+
+    assert snap_compare(make_app(workspace), terminal_size=size, run_before=settle)
+
+
+@SIZES
+def test_chat_answer_with_thinking(snap_compare, workspace: Path, size) -> None:
+    app = make_app(
+        workspace,
+        classify=["chat"],
+        chat=[
+            [
+                "<think>A greeting. Keep it short.</think>",
+                "Hello! I can **read**, search and edit files in this folder, ",
+                "or just chat.\n\n- ask a question\n- give me a task",
+            ]
+        ],
+    )
+
+    async def run(pilot) -> None:
+        await send(pilot, "hi, what can you do?")
+        await wait_for(pilot, lambda: idle(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_task_with_a_call_pending(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace, **TASK, critic=["PASS: ok"])
+
+    async def run(pilot) -> None:
+        await send(pilot, "what files are here?")
+        await wait_for(pilot, lambda: pending(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_approved_call_with_output_and_critic_pass(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace, **TASK, critic=["PASS: the answer matches the listing"])
+
+    async def run(pilot) -> None:
+        await send(pilot, "what files are here?")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: idle(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_denied_call_and_critic_fail(snap_compare, workspace: Path, size) -> None:
+    app = make_app(
+        workspace,
+        classify=["task"],
+        plan=[LIST, "I was not allowed to look."],
+        critic=["FAIL: the agent never saw the folder"],
+    )
+
+    async def run(pilot) -> None:
+        await send(pilot, "what files are here?")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: idle(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_clarify_question(snap_compare, workspace: Path, size) -> None:
+    app = make_app(
+        workspace,
+        classify=["task"],
+        plan=['CLARIFY("Which folder should I clean up: build/ or dist/?")'],
+    )
+
+    async def run(pilot) -> None:
+        await send(pilot, "clean it up")
+        await wait_for(pilot, lambda: idle(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_model_load_error(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace, provider=BrokenProvider(Script()))
+
+    async def run(pilot) -> None:
+        await wait_for(pilot, lambda: bool(app.load_error))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_help_screen(snap_compare, workspace: Path, size) -> None:
+    async def run(pilot) -> None:
+        await wait_for(pilot, lambda: pilot.app.model_ready)
+        await pilot.press("f1")
+
+    assert snap_compare(make_app(workspace), terminal_size=size, run_before=run)

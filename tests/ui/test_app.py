@@ -1,0 +1,211 @@
+"""The TUI driven with Pilot: approval keys, interrupts, literal text, refusals."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.widgets import Input
+
+from pheron_tui.providers.scripted import Script, ScriptedProvider
+from pheron_tui.ui.screens.help import HELP
+from pheron_tui.ui.widgets.chat import AssistantMessage, Note, UserMessage
+from pheron_tui.ui.widgets.critic import VerdictCard
+from pheron_tui.ui.widgets.tool_log import ToolCard
+
+from .helpers import BrokenProvider, idle, make_app, send, slow_chat_provider, wait_for
+
+LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
+SIZE = (120, 40)
+
+
+def pending(app) -> bool:
+    return bool(app.orchestrator.gate.pending) and bool(app.query(ToolCard))
+
+
+async def test_approve_runs_the_call_and_shows_output(workspace: Path) -> None:
+    app = make_app(workspace, classify=["task"], plan=[LIST, "Two files."], critic=["PASS: ok"])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "list files")
+        await wait_for(pilot, lambda: pending(app))
+        card = app.query_one(ToolCard)
+        assert card.status == "pending" and card.has_class("-pending")
+        assert app.query_one("#prompt", Input).disabled
+        await pilot.press("y")
+        await wait_for(pilot, lambda: idle(app))
+        assert card.status == "ok"
+        assert "notes.md" in str(card._preview.render())
+        assert app.query_one(VerdictCard)
+        assert not app.query_one("#prompt", Input).disabled
+
+
+async def test_always_allows_the_tool_for_the_session(workspace: Path) -> None:
+    app = make_app(workspace, classify=["task"], plan=[LIST, LIST, "done"], critic=["PASS: ok"])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "list twice")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: idle(app))
+        first, second = app.query(ToolCard)
+        assert (first.status, second.status) == ("ok", "ok")
+        assert second.by == "rule:always list_dir"
+
+
+async def test_deny_tells_the_model_and_marks_the_card(workspace: Path) -> None:
+    app = make_app(
+        workspace, classify=["task"], plan=[LIST, "I was not allowed."], critic=["FAIL: no"]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "list files")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: idle(app))
+        assert app.query_one(ToolCard).status == "denied"
+        assert "denied" in app.runtime.provider.requests[2].messages[-1].content
+
+
+async def test_approval_keys_never_reach_the_input(workspace: Path) -> None:
+    script = Script.model_validate(
+        {
+            "replies": {"classify": ["task"], "plan": [LIST, ["ok"] * 5], "critic": ["PASS: ok"]},
+            "delay_s": 0.2,
+        }
+    )
+    app = make_app(workspace, provider=ScriptedProvider(script))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "list")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("x", "z", "q")  # stray keys while the call waits
+        await pilot.press("a")
+        await pilot.press("n", "y", "k")  # right after the decision, the turn still running
+        assert app.orchestrator.busy
+        assert app.query_one("#prompt", Input).value == ""
+        await wait_for(pilot, lambda: idle(app))
+        assert app.query_one(ToolCard).status == "ok"
+        assert app.query_one("#prompt", Input).has_focus
+
+
+async def test_a_double_tap_cannot_approve_a_card_nobody_has_seen(workspace: Path) -> None:
+    app = make_app(workspace, classify=["task"], plan=[LIST, "ok"], critic=["PASS: ok"])
+    app.DECISION_GUARD_S = 60.0
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "list")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        assert app.query_one(ToolCard).status == "pending"
+        app.orchestrator.cancel()
+        await wait_for(pilot, lambda: idle(app))
+
+
+async def test_typing_y_in_the_input_when_nothing_waits_is_just_text(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("y", "a", "n")
+        assert app.query_one("#prompt", Input).value == "yan"
+
+
+async def test_escape_interrupts_a_stream(workspace: Path) -> None:
+    app = make_app(workspace, provider=slow_chat_provider())
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "talk forever")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app))
+        notes = [str(n.render()) for n in app.query(Note)]
+        assert any("cancelled" in n for n in notes)
+
+
+async def test_escape_kills_a_running_shell_command(workspace: Path) -> None:
+    call = '<tool_call>{"name": "shell_exec", "arguments": {"command": "sleep 60 & echo $! > bg.pid; sleep 60"}}</tool_call>'
+    app = make_app(workspace, policy="all", classify=["task"], plan=[call])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "sleep")
+        pid_file = workspace / "bg.pid"
+        await wait_for(pilot, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app))
+        assert app.query_one(ToolCard).status == "cancelled"
+        child = int(pid_file.read_text())
+        await wait_for(pilot, lambda: not _alive(child), timeout=3)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
+
+
+async def test_markup_and_escape_sequences_are_shown_literally(workspace: Path) -> None:
+    hostile = "[bold red]x[/] [link=file:///etc/passwd]click[/link] \x1b[2J done"
+    call = '<tool_call>{"name": "shell_exec", "arguments": {"command": "printf \'[red]out[/] \\\\033[2J\'"}}</tool_call>'
+    app = make_app(
+        workspace,
+        policy="all",
+        classify=["chat", "task"],
+        chat=[hostile],
+        plan=[call, "fine"],
+        critic=[f"PASS: {hostile}"],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "[b]user text[/b]")
+        await wait_for(pilot, lambda: idle(app))
+        answer = app.query_one(AssistantMessage)
+        assert answer.text == hostile
+        rendered = answer.source
+        assert "[bold red]x[/]" in rendered and "\\x1b[2J" in rendered and "\x1b" not in rendered
+        assert "[b]user text[/b]" in str(app.query_one(UserMessage).render())
+        await send(pilot, "run it")
+        await wait_for(pilot, lambda: idle(app) and bool(app.query(VerdictCard)))
+        preview = str(app.query_one(ToolCard)._preview.render())
+        assert "[red]out[/]" in preview and "\\x1b[2J" in preview
+        verdict = str(app.query_one(VerdictCard).render())
+        assert "[link=file:///etc/passwd]" in verdict and "\x1b" not in verdict
+
+
+async def test_submitting_while_a_turn_runs_is_refused(workspace: Path) -> None:
+    app = make_app(workspace, provider=slow_chat_provider())
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await send(pilot, "first")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)))
+        await send(pilot, "second")
+        assert app.query_one("#prompt", Input).value == "second"  # kept, not lost
+        assert any("Esc" in str(n.message) for n in app._notifications)
+        assert [str(m.render()) for m in app.query(UserMessage)] == ["first"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app))
+
+
+async def test_model_load_error_is_shown_and_the_app_stays_usable(workspace: Path) -> None:
+    app = make_app(workspace, provider=BrokenProvider(Script()))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: bool(app.query(Note)))
+        assert "no config.json" in str(app.query_one(Note).render())
+        await send(pilot, "hello")
+        assert any("could not be loaded" in str(n.message) for n in app._notifications)
+        await pilot.press("f1")
+        assert app.screen.__class__.__name__ == "HelpScreen"
+
+
+async def test_quitting_during_a_turn_asks_first(workspace: Path) -> None:
+    app = make_app(workspace, provider=slow_chat_provider())
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "first")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)))
+        await pilot.press("ctrl+q")
+        assert app.screen.__class__.__name__ == "ConfirmScreen"
+        await pilot.press("n")
+        assert app.is_running and app.orchestrator.busy
+        await pilot.press("ctrl+q", "y")
+        await pilot.pause()
+    assert not app.is_running
+
+
+def test_help_lists_every_key() -> None:
+    from pheron_tui.ui.app import PheronApp
+
+    for binding in PheronApp.BINDINGS:
+        assert f"`{binding.key}`" in HELP, binding.key
