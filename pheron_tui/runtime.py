@@ -5,6 +5,7 @@ Shared by the TUI and the headless runner; imports no UI code.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
 
@@ -52,10 +53,22 @@ class Runtime:
     async def load_model(self) -> bool:
         """Load the model, reporting progress on the bus; False (and an error event) on failure."""
         self.bus.emit(ev.ModelLoading, 0, progress=None, message=f"loading {self.provider.model}")
+        loop = asyncio.get_running_loop()
+
+        def progress(fraction: float | None, message: str) -> None:
+            # Loaders report from their own threads; the bus lives on the event loop.
+            loop.call_soon_threadsafe(
+                lambda: self.bus.emit(ev.ModelLoading, 0, progress=fraction, message=message)
+            )
+
         try:
-            await self.provider.load()
+            await self.provider.load(progress)
         except ProviderError as exc:
             self.bus.emit(ev.ErrorRaised, 0, message=str(exc), recoverable=False)
+            return False
+        except Exception as exc:  # a loader's own bug must not take the app down
+            message = f"loading failed: {type(exc).__name__}: {exc}"
+            self.bus.emit(ev.ErrorRaised, 0, message=message, recoverable=False)
             return False
         self.bus.emit(ev.ModelReady, 0, provider=self.provider.name, model=self.provider.model)
         return True

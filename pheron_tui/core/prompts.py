@@ -12,11 +12,21 @@ from pheron_tui.core.messages import ToolSpec
 
 CHAT_SYSTEM = "You are a helpful assistant. Answer clearly and briefly."
 
-CLASSIFY_SYSTEM = (
-    "Decide whether the user's message is small talk or a question you can answer directly "
-    "(reply: chat), or a request to do something with files, folders or commands on their "
-    "computer (reply: task). Reply with one word: chat or task."
-)
+# Few-shot, because small models follow examples better than definitions. On the bundled
+# SmolLM2-135M, scoring the labels after this prompt got 33 of the 44 labelled messages right;
+# a definition-only prompt got 27 (bench/intent_accuracy.py).
+CLASSIFY_SYSTEM = """Classify the user's message with one word.
+chat: greetings, thanks, questions about facts, explanations, jokes, advice.
+task: requests to list, read, write, edit, run, search or count files, folders, code or \
+commands on this computer.
+
+Examples:
+hello -> chat
+What is 2+2? -> chat
+Explain how DNS works. -> chat
+List the files here. -> task
+Read main.py and summarise it. -> task
+Run the tests. -> task"""
 
 CLARIFY_RULE = (
     'If the request is ambiguous and you cannot proceed, reply only CLARIFY("your question").'

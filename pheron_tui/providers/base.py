@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from pheron_tui.core.messages import Chunk, CompletionRequest
+
+Progress = Callable[[float | None, str], None]
+"""Loading progress: a fraction (or None when unknown) and what is happening. May be called
+from any thread."""
 
 
 class ProviderError(RuntimeError):
@@ -24,7 +28,7 @@ class Provider(Protocol):
         """Whether tools go through the model's own template (otherwise the legacy prompt)."""
         ...
 
-    async def load(self) -> None:
+    async def load(self, progress: Progress | None = None) -> None:
         """Make the model ready; a no-op for remote providers. Raises ProviderError."""
         ...
 

@@ -26,7 +26,7 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.providers.base import ProviderError
+from pheron_tui.providers.base import Progress, ProviderError
 
 
 class _ScriptedCall(BaseModel):
@@ -91,7 +91,7 @@ class ScriptedProvider:
     def native_tools(self) -> bool:
         return self.script.native_tools
 
-    async def load(self) -> None:
+    async def load(self, progress: Progress | None = None) -> None:
         return None
 
     async def aclose(self) -> None:

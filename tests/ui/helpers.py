@@ -20,7 +20,7 @@ Input.cursor_blink = False  # a blinking cursor makes screenshots differ
 
 
 class BrokenProvider(ScriptedProvider):
-    async def load(self) -> None:
+    async def load(self, progress=None) -> None:
         raise ProviderError("model folder /models/missing has no config.json")
 
 

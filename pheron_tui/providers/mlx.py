@@ -1,0 +1,279 @@
+"""MLXProvider: models run in-process with mlx-lm.
+
+All MLX work happens on one dedicated thread: MLX streams belong to the thread that made them,
+and a second thread fails with "There is no Stream(cpu, 0) in current thread". Tokens cross to
+the event loop with ``call_soon_threadsafe``; cancelling sets a flag the thread checks after
+every token (and between prefill chunks), so a stop takes at most one token.
+
+mlx and mlx_lm are imported on that thread when the model loads, never on the path that draws
+the first screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import copy
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from pheron_tui.core.messages import (
+    Chunk,
+    CompletionRequest,
+    DoneChunk,
+    StartChunk,
+    TextChunk,
+    Usage,
+    UsageChunk,
+)
+from pheron_tui.providers.base import ProviderError
+from pheron_tui.providers.models import ModelError, Progress, display_name, local_model_path
+
+PREFILL_STEP = 512
+"""Prefill chunk size: small enough that a cancel during a long prompt is noticed quickly."""
+CACHE_ENTRIES = 8
+
+_DONE = object()
+
+
+class _Cancelled(Exception):
+    """Raised inside the MLX thread to abandon a prefill or a generation."""
+
+
+class MLXProvider:
+    name = "mlx"
+
+    def __init__(self, model: str = "bundled") -> None:
+        self.model = model
+        self.progress: Progress = lambda _p, _m: None
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mlx")
+        self._load_lock = asyncio.Lock()
+        self._model: Any = None
+        self._tok: Any = None
+        self._cache: Any = None
+        self.last_usage: Usage | None = None
+
+    @property
+    def display_model(self) -> str:
+        return display_name(self.model)
+
+    @property
+    def native_tools(self) -> bool:
+        return bool(self._tok is not None and self._tok.has_tool_calling)
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._tok
+
+    async def _on_thread(self, function: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
+
+    # -- loading -------------------------------------------------------------------------------
+    async def load(self, progress: Progress | None = None) -> None:
+        async with self._load_lock:
+            if self._model is not None:
+                return
+            if progress is not None:
+                self.progress = progress
+            await self._on_thread(self._load_sync)
+
+    def _load_sync(self) -> None:
+        try:
+            path = local_model_path(self.model, self.progress)
+        except (ModelError, ValueError) as exc:  # GGUFError is a ValueError
+            raise ProviderError(str(exc)) from None
+        self.progress(0.95, f"loading {self.display_model}")
+        try:
+            import mlx.core as mx
+            from mlx_lm import load
+            from mlx_lm.models.cache import LRUPromptCache
+
+            model, tok = load(path)
+        except Exception as exc:  # missing files, corrupt weights, unknown architectures
+            raise ProviderError(
+                f"could not load model {self.model!r}: {type(exc).__name__}: {exc}"
+            ) from None
+        if mx.default_device().type == mx.DeviceType.cpu:
+            # fp16/bf16 activations are 8-40x slower on MLX's CPU kernels.
+            model.set_dtype(mx.float32)
+        self._model, self._tok = model, tok
+        self._cache = LRUPromptCache(max_size=CACHE_ENTRIES)
+
+    async def aclose(self) -> None:
+        self._thread.shutdown(wait=False, cancel_futures=True)
+
+    # -- prompts -------------------------------------------------------------------------------
+    def _render(self, request: CompletionRequest, generation: bool, thinking: bool) -> list[int]:
+        messages = [m.to_chat_dict() for m in request.messages]
+        tools = (
+            [t.model_dump() for t in request.tools] if request.tools and self.native_tools else None
+        )
+        try:
+            return self._tok.apply_chat_template(
+                messages, tools=tools, add_generation_prompt=generation, enable_thinking=thinking
+            )
+        except Exception as exc:  # template errors are the model's rules, not our crash
+            raise ProviderError(
+                f"the model's chat template rejected the conversation: {exc}"
+            ) from None
+
+    def _prefill(self, cache: list[Any], tokens: list[int], stop: threading.Event | None) -> None:
+        import mlx.core as mx
+
+        for start in range(0, len(tokens), PREFILL_STEP):
+            if stop is not None and stop.is_set():
+                raise _Cancelled
+            self._model(mx.array(tokens[start : start + PREFILL_STEP])[None], cache=cache)
+            mx.eval([c.state for c in cache])
+
+    def _cached_prefix(self, prompt: list[int]) -> tuple[list[Any], int]:
+        """The nearest cached prefix of ``prompt`` (always leaving one token to feed)."""
+        from mlx_lm.models.cache import make_prompt_cache
+
+        cache, rest = self._cache.fetch_nearest_cache(self.model, prompt[:-1])
+        if cache is None:
+            return make_prompt_cache(self._model), 0
+        return cache, len(prompt) - 1 - len(rest)
+
+    def _checkpoint(self, cache: list[Any], tokens: list[int]) -> None:
+        self._cache.insert_cache(self.model, list(tokens), copy.deepcopy(cache))
+
+    # -- generation ----------------------------------------------------------------------------
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        await self.load()
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+
+        def emit(item: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        job = loop.run_in_executor(self._thread, self._generate_sync, request, emit, stop)
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                yield item
+            await job  # re-raises a ProviderError from the thread
+        finally:
+            stop.set()
+            if not job.done():
+                # Wait for the thread to notice, so the next request never overlaps this one.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(job)
+
+    def _generate_sync(
+        self, request: CompletionRequest, emit: Callable[[Any], None], stop: threading.Event
+    ) -> None:
+        try:
+            self._generate(request, emit, stop)
+        except _Cancelled:
+            pass
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"generation failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            emit(_DONE)
+
+    def _generate(
+        self, request: CompletionRequest, emit: Callable[[Any], None], stop: threading.Event
+    ) -> None:
+        from mlx_lm import stream_generate
+        from mlx_lm.sample_utils import make_sampler
+
+        tok = self._tok
+        started = time.perf_counter()
+        prompt = self._render(request, generation=True, thinking=request.enable_thinking)
+        base = self._render(request, generation=False, thinking=request.enable_thinking)
+        cache, reused = self._cached_prefix(prompt)
+        start = reused
+        if prompt[: len(base)] == base and reused < len(base):
+            # Checkpoint the conversation before the generation tail: the next cycle re-renders
+            # everything after it, and non-trimmable caches can only resume from exact prefixes.
+            self._prefill(cache, prompt[reused : len(base)], stop)
+            self._checkpoint(cache, prompt[: len(base)])
+            start = len(base)
+        in_think = bool(
+            tok.has_thinking and tok.rfind_think_start(prompt) > tok.rfind_think_end(prompt)
+        )
+        emit(StartChunk(starts_in_think=in_think))
+
+        def check_stop(_done: int, _total: int) -> None:
+            if stop.is_set():
+                raise _Cancelled
+
+        generated: list[int] = []
+        first_at: float | None = None
+        last = None
+        sampler = make_sampler(temp=request.temperature)
+        for response in stream_generate(
+            self._model,
+            tok,
+            prompt[start:],
+            max_tokens=request.max_tokens,
+            sampler=sampler,
+            prompt_cache=cache,
+            prompt_progress_callback=check_stop,
+        ):
+            if first_at is None:
+                first_at = time.perf_counter()
+            generated.append(response.token)
+            last = response
+            if response.text:
+                emit(TextChunk(text=response.text))
+            if stop.is_set():
+                break
+        self._cache.insert_cache(self.model, prompt + generated, cache)
+        usage = Usage(
+            prompt_tokens=len(prompt),
+            cached_tokens=reused,
+            completion_tokens=len(generated),
+            tokens_per_s=float(last.generation_tps) if last is not None else 0.0,
+            ttft_ms=((first_at or time.perf_counter()) - started) * 1000,
+        )
+        self.last_usage = usage
+        emit(UsageChunk(usage=usage))
+        emit(DoneChunk(finish_reason=last.finish_reason if last is not None else None))
+
+    # -- scoring -------------------------------------------------------------------------------
+    async def score_choices(
+        self, request: CompletionRequest, options: Sequence[str]
+    ) -> dict[str, float]:
+        await self.load()
+        return await self._on_thread(self._score_sync, request, list(options))
+
+    def _variants(self, option: str) -> list[list[int]]:
+        # The label as written and capitalised: 33/44 on the intent set, against 27/44 for the
+        # exact label alone and 24/44 when upper-case and space-led spellings were added too.
+        spellings = {option, option.capitalize()}
+        return [self._tok.encode(s, add_special_tokens=False) for s in sorted(spellings)]
+
+    def _score_sync(self, request: CompletionRequest, options: list[str]) -> dict[str, float]:
+        """Log-probability of each option as the reply: one forward pass when the options'
+        first tokens differ (the usual case for single-word labels)."""
+        import mlx.core as mx
+
+        prompt = self._render(request, generation=True, thinking=False)
+        cache, reused = self._cached_prefix(prompt)
+        logits = None
+        rest = prompt[reused:]
+        for begin in range(0, len(rest), PREFILL_STEP):
+            logits = self._model(mx.array(rest[begin : begin + PREFILL_STEP])[None], cache=cache)
+        assert logits is not None
+        logprobs = logits[0, -1] - mx.logsumexp(logits[0, -1])
+        self._cache.insert_cache(self.model, list(prompt), cache)
+        firsts = {o: {v[0] for v in self._variants(o) if v} for o in options}
+        scores: dict[str, float] = {}
+        for option in options:
+            ids = sorted(firsts[option])
+            clash = any(firsts[option] & firsts[other] for other in options if other != option)
+            if clash:
+                raise ProviderError(f"cannot score {options}: their first tokens are the same")
+            scores[option] = float(mx.logsumexp(logprobs[mx.array(ids)]).item())
+        self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reused)
+        return scores
