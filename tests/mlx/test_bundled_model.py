@@ -53,7 +53,7 @@ def test_import_refuses_other_architectures(tmp_path: Path) -> None:
 
     path = tmp_path / "qwen.gguf"
     mx.save_gguf(str(path), {"x": mx.zeros((2,))}, {"general.architecture": "qwen2"})
-    with pytest.raises(GGUFError, match="architecture 'qwen2' is not supported.*llama"):
+    with pytest.raises(GGUFError, match=r"architecture 'qwen2' is not supported.*llama"):
         import_gguf(path, tmp_path / "out")
 
 
@@ -65,7 +65,7 @@ def test_import_refuses_k_quants(tmp_path: Path) -> None:
     path = tmp_path / "k.gguf"
     meta = {"general.architecture": "llama", "general.file_type": mx.array(15, dtype=mx.uint32)}
     mx.save_gguf(str(path), {"x": mx.zeros((2,))}, meta)
-    with pytest.raises(GGUFError, match="file type 15.*Q4_0, Q4_1, Q8_0"):
+    with pytest.raises(GGUFError, match=r"file type 15.*Q4_0, Q4_1, Q8_0"):
         import_gguf(path, tmp_path / "out")
 
 
