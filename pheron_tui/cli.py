@@ -146,5 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         runtime = Runtime.create(settings, default_policy="ask")
     except ProviderError as exc:
         return _fail(str(exc))
-    PheronApp(runtime).run()
+    try:
+        PheronApp(runtime).run()
+    finally:
+        asyncio.run(runtime.aclose())
     return 0

@@ -31,7 +31,7 @@ from pheron_tui.core.prompts import (
 )
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.providers.base import Provider, ProviderError
-from pheron_tui.tools.registry import ToolCallError, ToolContext, ToolRegistry, ubid
+from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolContext, ToolRegistry, ubid
 
 log = logging.getLogger("pheron_tui.orchestrator")
 
@@ -314,23 +314,29 @@ class Orchestrator:
         calls: list[ParsedCall],
         legacy: bool,
     ) -> None:
-        prepared = []
-        problems: list[str] = []
+        # Every call in the reply, in order: a PreparedCall to run, or the problem to report.
+        planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
         for call in calls:
+            call_id = f"call-{next(self._call_ids)}"
             if call.error is not None:
-                problems.append(f"{call.name or 'the call'}: {call.error}")
+                planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
                 continue
             try:
-                prepared.append(
-                    (
-                        f"call-{next(self._call_ids)}",
-                        self.registry.prepare(call.name, call.arguments),
-                    )
-                )
+                planned.append((call_id, call, self.registry.prepare(call.name, call.arguments)))
             except ToolCallError as exc:
-                problems.append(str(exc))
+                planned.append((call_id, call, str(exc)))
+        # Native path: a call that could not run is still answered as a tool result. A user
+        # message instead would start a new "query" for Qwen-style templates, which then drop
+        # the reasoning of the whole loop so far and with it the prompt cache.
         native_calls = [
-            ToolCall(id=call_id, name=p.tool.name, arguments=p.arguments) for call_id, p in prepared
+            ToolCall(
+                id=call_id,
+                name=item.tool.name
+                if isinstance(item, PreparedCall)
+                else call.name or "invalid_call",
+                arguments=item.arguments if isinstance(item, PreparedCall) else call.arguments,
+            )
+            for call_id, call, item in planned
         ]
         self.history.append(
             Message(
@@ -340,27 +346,36 @@ class Orchestrator:
                 tool_calls=[] if legacy else native_calls,
             )
         )
-        for problem in problems:
-            self.bus.emit(
-                ev.ErrorRaised,
-                turn_id,
-                message=f"the model's tool call was not run: {problem}",
-                recoverable=True,
-            )
-            self.history.append(Message(role="user", content=call_error_message(problem, legacy)))
-            self._note_outcome(state, ("malformed", problem), ok=False)
-        for call_id, call in prepared:
-            ok, observation = await self._execute(turn_id, call_id, call)
-            state.observations.append(f"{call.tool.name}: {observation}")
-            wrapped = observation_message(call.tool.name, observation)
-            if legacy:
-                self.history.append(Message(role="user", content=wrapped))
-            else:
-                self.history.append(
-                    Message(role="tool", content=wrapped, tool_call_id=call_id, name=call.tool.name)
+        for call_id, call, item in planned:
+            if isinstance(item, str):
+                self.bus.emit(
+                    ev.ErrorRaised,
+                    turn_id,
+                    message=f"the model's tool call was not run: {item}",
+                    recoverable=True,
                 )
-            key = (call.tool.name, json.dumps(call.arguments, sort_keys=True))
-            self._note_outcome(state, key, ok)
+                self._answer_call(
+                    call_id, call.name or "invalid_call", call_error_message(item, legacy), legacy
+                )
+                self._note_outcome(state, ("malformed", item), ok=False)
+                continue
+            ok, observation = await self._execute(turn_id, call_id, item)
+            state.observations.append(f"{item.tool.name}: {observation}")
+            self._answer_call(
+                call_id, item.tool.name, observation_message(item.tool.name, observation), legacy
+            )
+            self._note_outcome(
+                state, (item.tool.name, json.dumps(item.arguments, sort_keys=True)), ok
+            )
+
+    def _answer_call(self, call_id: str, tool: str, content: str, legacy: bool) -> None:
+        """A call's result in the history: a tool message, or (legacy) a user message."""
+        if legacy:
+            self.history.append(Message(role="user", content=content))
+        else:
+            self.history.append(
+                Message(role="tool", content=content, tool_call_id=call_id, name=tool)
+            )
 
     @staticmethod
     def _note_outcome(state: _TaskState, key: tuple[str, str], ok: bool) -> None:
@@ -375,7 +390,7 @@ class Orchestrator:
                 f"the same tool call failed {REPEATED_FAILURE_LIMIT} times in a row ({key[0]})"
             )
 
-    async def _execute(self, turn_id: int, call_id: str, call: Any) -> tuple[bool, str]:
+    async def _execute(self, turn_id: int, call_id: str, call: PreparedCall) -> tuple[bool, str]:
         tool, args = call.tool, call.args
         context = ToolContext(
             workspace=self.settings.workspace,

@@ -55,6 +55,8 @@ class MLXProvider:
         self._tok: Any = None
         self._cache: Any = None
         self.last_usage: Usage | None = None
+        self.logits_processors: Callable[[CompletionRequest], list[Any]] | None = None
+        """Per-request mlx-lm logits processors (constrained decoding; forced replies in tests)."""
 
     @property
     def display_model(self) -> str:
@@ -103,7 +105,20 @@ class MLXProvider:
         self._cache = LRUPromptCache(max_size=CACHE_ENTRIES)
 
     async def aclose(self) -> None:
-        self._thread.shutdown(wait=False, cancel_futures=True)
+        # Release MLX's streams on the thread that made them, then join it: otherwise MLX's
+        # per-thread state is torn down at interpreter exit and the process can abort with
+        # "terminate called without an active exception" (mlx issue #3126, API from #3395).
+        if self._model is not None:
+            with contextlib.suppress(Exception):
+                await self._on_thread(self._release_streams)
+        await asyncio.to_thread(self._thread.shutdown, True, cancel_futures=True)
+
+    @staticmethod
+    def _release_streams() -> None:
+        import mlx.core as mx
+
+        mx.synchronize()
+        mx.clear_streams()
 
     # -- prompts -------------------------------------------------------------------------------
     def _render(self, request: CompletionRequest, generation: bool, thinking: bool) -> list[int]:
@@ -211,6 +226,7 @@ class MLXProvider:
         first_at: float | None = None
         last = None
         sampler = make_sampler(temp=request.temperature)
+        processors = self.logits_processors(request) if self.logits_processors else None
         for response in stream_generate(
             self._model,
             tok,
@@ -219,6 +235,7 @@ class MLXProvider:
             sampler=sampler,
             prompt_cache=cache,
             prompt_progress_callback=check_stop,
+            logits_processors=processors,
         ):
             if first_at is None:
                 first_at = time.perf_counter()

@@ -143,8 +143,11 @@ async def test_malformed_call_becomes_an_observation_then_recovers(make_agent) -
     )
     result = await agent.orchestrator.submit("list")
     assert result.status == "finished"
+    # Native path: the failure answers the call as a tool result (a user message would start a
+    # new query for Qwen-style templates and lose the reasoning and the prompt cache).
     feedback = agent.provider.requests[2].messages[-1]
-    assert feedback.role == "user" and "not valid JSON" in feedback.content
+    assert feedback.role == "tool" and "not valid JSON" in feedback.content
+    assert agent.provider.requests[2].messages[-2].tool_calls[0].id == feedback.tool_call_id
     assert agent.of("ErrorRaised")[0].recoverable
     assert agent.of("ToolCallFinished")[0].ok
 
