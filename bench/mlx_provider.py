@@ -45,7 +45,11 @@ def raw_decode_rate(provider: MLXProvider, tokens: int) -> float:
     )
     stamps = []
     for _ in stream_generate(
-        provider._model, provider.tokenizer, prompt, max_tokens=tokens, sampler=make_sampler(temp=0.0)
+        provider._model,
+        provider.tokenizer,
+        prompt,
+        max_tokens=tokens,
+        sampler=make_sampler(temp=0.0),
     ):
         stamps.append(time.perf_counter())
     return (len(stamps) - 1) / (stamps[-1] - stamps[0])
@@ -75,8 +79,12 @@ async def speed(rounds: int, tokens: int) -> None:
         ours.append(await our_decode_rate(provider, tokens))
     r, o = statistics.median(raw), statistics.median(ours)
     print(f"bundled model, {tokens} tokens, median of {rounds}, alternating:")
-    print(f"  raw mlx_lm.stream_generate  {r:6.1f} tok/s   (runs: {', '.join(f'{x:.1f}' for x in raw)})")
-    print(f"  pheron-tui MLXProvider      {o:6.1f} tok/s   (runs: {', '.join(f'{x:.1f}' for x in ours)})")
+    print(
+        f"  raw mlx_lm.stream_generate  {r:6.1f} tok/s   (runs: {', '.join(f'{x:.1f}' for x in raw)})"
+    )
+    print(
+        f"  pheron-tui MLXProvider      {o:6.1f} tok/s   (runs: {', '.join(f'{x:.1f}' for x in ours)})"
+    )
     print(f"  ratio ours / raw            {o / r:6.3f}   (goal >= 0.97)")
     await provider.aclose()
 
@@ -93,15 +101,19 @@ async def reuse(provider: MLXProvider, plans: list[str], label: str, workspace: 
     provider.score_choices = task_first  # type: ignore[method-assign]
     bus = EventBus("bench")
     events = bus.add_subscriber(maxsize=1_000_000)
-    agent = Orchestrator(provider, default_registry(), bus, AgentSettings(workspace=workspace, policy="all"))
+    agent = Orchestrator(
+        provider, default_registry(), bus, AgentSettings(workspace=workspace, policy="all")
+    )
     await agent.submit("What is in this folder?")
     usages = [e for e in events.drain() if type(e).__name__ == "Usage" and e.purpose == "plan"]
     print(f"{label}:")
     for cycle, usage in enumerate(usages, 1):
         share = usage.cached_tokens / usage.prompt_tokens
-        print(f"  cycle {cycle}: prompt {usage.prompt_tokens:5d}  cached {usage.cached_tokens:5d}  "
-              f"new {usage.prompt_tokens - usage.cached_tokens:4d}  from cache {share:6.1%}"
-              f"  ttft {usage.ttft_ms:7.0f} ms")
+        print(
+            f"  cycle {cycle}: prompt {usage.prompt_tokens:5d}  cached {usage.cached_tokens:5d}  "
+            f"new {usage.prompt_tokens - usage.cached_tokens:4d}  from cache {share:6.1%}"
+            f"  ttft {usage.ttft_ms:7.0f} ms"
+        )
     await provider.aclose()
 
 
@@ -114,7 +126,9 @@ async def reuse_all(workspace: Path) -> None:
     native = [f"<think>\nStep {i}.\n</think>\n\n{c}" for i, c in enumerate([call, read, find], 1)]
     native.append("<think>\nDone.\n</think>\n\nmain.py and notes.md; the notes say buy milk.")
     folder = build_qwen3_style(Path(tempfile.mkdtemp()) / "qwen3-tiny")
-    await reuse(MLXProvider(str(folder)), native, "tiny Qwen3-style model, native tool path", workspace)
+    await reuse(
+        MLXProvider(str(folder)), native, "tiny Qwen3-style model, native tool path", workspace
+    )
     legacy = [
         'CALL(list_dir) WITH {"path": "."}',
         'CALL(read_file) WITH {"path": "notes.md"}',
@@ -129,8 +143,19 @@ def startup(workspace: Path, runs: int = 3) -> None:
     for _ in range(runs):
         started = time.perf_counter()
         process = subprocess.Popen(
-            [sys.executable, "-m", "pheron_tui", "run", "--json", "--workspace", str(workspace), "hi"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pheron_tui",
+                "run",
+                "--json",
+                "--workspace",
+                str(workspace),
+                "hi",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         got_ready = got_first = None
         for line in process.stdout:  # type: ignore[union-attr]
@@ -145,7 +170,9 @@ def startup(workspace: Path, runs: int = 3) -> None:
         first.append(got_first or float("nan"))
     print(f"process start (pheron-tui run 'hi', bundled model, median of {runs}):")
     print(f"  to ModelReady        {statistics.median(ready):5.2f} s")
-    print(f"  to first answer text {statistics.median(first):5.2f} s (classify + chat prompt + first token)")
+    print(
+        f"  to first answer text {statistics.median(first):5.2f} s (classify + chat prompt + first token)"
+    )
 
 
 def main() -> None:
