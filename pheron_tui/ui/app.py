@@ -81,7 +81,7 @@ class PheronApp(App[None]):
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
         provider = self.runtime.provider
-        status.model = f"{provider.name}: {provider.model}"
+        status.model = f"{provider.name}: {getattr(provider, 'display_model', provider.model)}"
         self.pump()
         if self._load_model:
             self.load_model()

@@ -27,3 +27,18 @@ def test_core_module_does_not_import_textual_or_rich(module: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_first_screen_path_does_not_import_mlx() -> None:
+    """The TUI draws before the model loads: building the app must not import mlx."""
+    code = (
+        "import sys\n"
+        "from pheron_tui.config import Settings\n"
+        "from pheron_tui.runtime import Runtime\n"
+        "from pheron_tui.ui.app import PheronApp\n"
+        "runtime = Runtime.create(Settings(provider='mlx', model='bundled'), default_policy='ask')\n"
+        "PheronApp(runtime)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlx', 'mlx_lm', 'transformers')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
