@@ -43,7 +43,7 @@ async def test_xml_calls_prompt_opened_thinking_and_cache_reuse(
     assert "I will list the folder." in think and "Now the notes." in think
     shown = "".join(e.text for e in of(events, "AnswerDelta"))
     assert "I will list" not in shown and "<function=" not in shown
-    read = [p for p in of(events, "ToolCallProposed") if p.tool == "read_file"][0]
+    read = next(p for p in of(events, "ToolCallProposed") if p.tool == "read_file")
     assert read.arguments == {"path": "notes.md", "limit": 1}  # "1" typed as an integer
     finished = of(events, "ToolCallFinished")
     assert all(f.ok for f in finished) and "# Notes" in finished[1].observation
