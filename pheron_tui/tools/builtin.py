@@ -49,6 +49,21 @@ def _read_text(path: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+async def _load_text_file(ctx: ToolContext, raw: str) -> tuple[Path, str, str] | ToolResult:
+    """(path, path as shown, text) of a workspace text file, or the refusal to return."""
+    try:
+        path = resolve_path(ctx.workspace, raw)
+    except PathRefused as exc:
+        return _refused(exc)
+    shown = display_path(ctx.workspace, path)
+    if (problem := _regular_file(path, shown)) is not None:
+        return ToolResult(ok=False, observation=problem)
+    text = await asyncio.to_thread(_read_text, path)
+    if text is None:
+        return ToolResult(ok=False, observation=f"{shown} is a binary file")
+    return path, shown, text
+
+
 class ReadFile(Tool):
     name = "read_file"
     description = "Read a text file in the workspace. Lines are numbered from 1."
@@ -60,16 +75,10 @@ class ReadFile(Tool):
         limit: int = Field(400, ge=1, le=5000, description="How many lines to read at most")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        try:
-            path = resolve_path(ctx.workspace, args.path)
-        except PathRefused as exc:
-            return _refused(exc)
-        shown = display_path(ctx.workspace, path)
-        if (problem := _regular_file(path, shown)) is not None:
-            return ToolResult(ok=False, observation=problem)
-        text = await asyncio.to_thread(_read_text, path)
-        if text is None:
-            return ToolResult(ok=False, observation=f"{shown} is a binary file")
+        loaded = await _load_text_file(ctx, args.path)
+        if isinstance(loaded, ToolResult):
+            return loaded
+        _path, shown, text = loaded
         lines = text.splitlines()
         chosen = lines[args.offset - 1 : args.offset - 1 + args.limit]
         body = "\n".join(f"{args.offset + i:>5}  {line}" for i, line in enumerate(chosen))
@@ -205,16 +214,10 @@ class EditFile(Tool):
         new: str = Field(description="Replacement text")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        try:
-            path = resolve_path(ctx.workspace, args.path)
-        except PathRefused as exc:
-            return _refused(exc)
-        shown = display_path(ctx.workspace, path)
-        if (problem := _regular_file(path, shown)) is not None:
-            return ToolResult(ok=False, observation=problem)
-        text = await asyncio.to_thread(_read_text, path)
-        if text is None:
-            return ToolResult(ok=False, observation=f"{shown} is a binary file")
+        loaded = await _load_text_file(ctx, args.path)
+        if isinstance(loaded, ToolResult):
+            return loaded
+        path, shown, text = loaded
         count = text.count(args.old)
         if count != 1:
             why = "does not occur" if count == 0 else f"occurs {count} times"

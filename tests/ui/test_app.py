@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from textual.widgets import Input
@@ -13,6 +12,7 @@ from pheron_tui.ui.widgets.chat import AssistantMessage, Note, UserMessage
 from pheron_tui.ui.widgets.critic import VerdictCard
 from pheron_tui.ui.widgets.tool_log import ToolCard
 
+from ..processes import alive
 from .helpers import BrokenProvider, idle, make_app, send, slow_chat_provider, wait_for
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
@@ -127,16 +127,7 @@ async def test_escape_kills_a_running_shell_command(workspace: Path) -> None:
         await wait_for(pilot, lambda: idle(app))
         assert app.query_one(ToolCard).status == "cancelled"
         child = int(pid_file.read_text())
-        await wait_for(pilot, lambda: not _alive(child), timeout=3)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
+        await wait_for(pilot, lambda: not alive(child), timeout=3)
 
 
 async def test_markup_and_escape_sequences_are_shown_literally(workspace: Path) -> None:

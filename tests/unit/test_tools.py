@@ -13,6 +13,8 @@ from pheron_tui.tools.builtin import default_registry
 from pheron_tui.tools.registry import ToolCallError, ToolContext
 from pheron_tui.tools.sandbox import CappedOutput, PathRefused, resolve_path, run_shell
 
+from ..processes import alive
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -125,16 +127,6 @@ async def test_shell_secrets_are_scrubbed(workspace: Path, monkeypatch: pytest.M
     assert "sk-do-not-leak" not in result.observation
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is dead for our purposes
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
-
-
 async def test_shell_timeout_kills_the_whole_process_group(workspace: Path) -> None:
     started = time.monotonic()
     result = await run_shell(
@@ -144,10 +136,10 @@ async def test_shell_timeout_kills_the_whole_process_group(workspace: Path) -> N
     assert time.monotonic() - started < 10
     child = int((workspace / "child.pid").read_text())
     for _ in range(50):
-        if not _alive(child):
+        if not alive(child):
             break
         await asyncio.sleep(0.05)
-    assert not _alive(child)
+    assert not alive(child)
 
 
 async def test_cancelling_shell_kills_the_process_group(workspace: Path) -> None:
@@ -163,10 +155,10 @@ async def test_cancelling_shell_kills_the_process_group(workspace: Path) -> None
         await task
     child = int((workspace / "c.pid").read_text())
     for _ in range(50):
-        if not _alive(child):
+        if not alive(child):
             break
         await asyncio.sleep(0.05)
-    assert not _alive(child)
+    assert not alive(child)
 
 
 async def test_shell_output_is_capped_keeping_head_and_tail(workspace: Path) -> None:
