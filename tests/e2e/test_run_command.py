@@ -259,3 +259,24 @@ def test_escape_sequences_from_the_model_are_not_sent_to_the_terminal(workspace:
     done, _ = run(workspace, {"classify": ["chat"], "chat": ["hi \x1b[2J there"]})
     assert "\x1b" not in done.stdout
     assert "\\x1b[2J" in done.stdout
+
+
+def test_ctrl_c_cancels_the_turn_and_exits_130(workspace: Path) -> None:
+    import signal
+    import time
+
+    script = workspace.parent / "slow.json"
+    script.write_text(json.dumps({"replies": {"classify": ["chat"], "chat": [["word "] * 1000]}, "delay_s": 0.05}))
+    command = [sys.executable, "-m", "pheron_tui", "run", "--json", "--provider", "scripted",
+               "--script", str(script), "--workspace", str(workspace), "talk"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in process.stdout:  # wait until the answer streams
+        if '"AnswerDelta"' in line:
+            break
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    rest = process.stdout.read()
+    assert process.wait(timeout=10) == 130
+    assert time.monotonic() - started < 5
+    finished = [json.loads(x) for x in rest.splitlines() if '"TurnFinished"' in x]
+    assert finished and finished[0]["status"] == "cancelled"
