@@ -89,6 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
         "it, so the first start needs no download; 'list' shows what is in the cache.",
     )
     models.add_argument("action", choices=["pull", "list"], help="what to do")
+    commands.add_parser(
+        "sessions",
+        help="list recorded sessions",
+        description="Every session is written to the user data folder as JSON lines.",
+    )
+    export = commands.add_parser("export", help="write a session as a readable transcript")
+    export.add_argument("session", metavar="ID", help="a session id (or its start), or 'last'")
+    export.add_argument("--format", choices=["markdown"], default="markdown")
     return parser
 
 
@@ -125,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from pheron_tui.providers.base import ProviderError
     from pheron_tui.runtime import Runtime
+
+    if args.command in ("sessions", "export"):
+        from pheron_tui.session.command import run_export, run_sessions
+
+        return run_sessions() if args.command == "sessions" else run_export(args.session)
 
     if args.command == "models":
         from pheron_tui.model_command import run_models_command

@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     """Planning cycles before a task gives up."""
     shell_timeout_s: float = Field(60.0, gt=0, le=86_400)
     output_cap_chars: int = Field(16_000, ge=256, le=10_000_000)
+    record_sessions: bool = True
+    """Write every session to the user data folder (``pheron-tui sessions`` lists them)."""
     chat_max_tokens: int = Field(1024, ge=1)
     plan_max_tokens: int = Field(2048, ge=1)
 

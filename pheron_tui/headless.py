@@ -92,6 +92,7 @@ async def run_headless(
     printer = JsonPrinter(out) if as_json else PlainPrinter(out, err)
     subscription = bus.add_subscriber(maxsize=1_000_000)
     printing = asyncio.create_task(_print_events(subscription, printer))
+    runtime.start_recording()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, runtime.orchestrator.cancel)

@@ -6,8 +6,10 @@ Shared by the TUI and the headless runner; imports no UI code.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from pheron_tui.config import Settings
 from pheron_tui.core import events as ev
@@ -15,6 +17,7 @@ from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
 from pheron_tui.providers.base import Provider, ProviderError
+from pheron_tui.session.store import SessionHeader, SessionStore
 from pheron_tui.tools.builtin import default_registry
 
 
@@ -28,6 +31,7 @@ class Runtime:
     bus: EventBus
     provider: Provider
     orchestrator: Orchestrator
+    store: SessionStore | None = None
 
     @classmethod
     def create(
@@ -73,5 +77,24 @@ class Runtime:
         self.bus.emit(ev.ModelReady, 0, provider=self.provider.name, model=self.provider.model)
         return True
 
+    def start_recording(self, folder: Path | None = None) -> None:
+        """Write every event from now on to the session log (if the settings allow)."""
+        if not self.settings.record_sessions or self.store is not None:
+            return
+        header = SessionHeader(
+            session_id=self.bus.session_id,
+            provider=self.provider.name,
+            model=self.provider.model,
+            workspace=str(self.settings.workspace.resolve()),
+            started=time.time(),
+        )
+        self.store = SessionStore(self.bus, header, folder)
+        self.store.start()
+
+    async def stop_recording(self) -> None:
+        if self.store is not None:
+            await self.store.close()
+
     async def aclose(self) -> None:
+        await self.stop_recording()
         await self.provider.aclose()

@@ -82,6 +82,7 @@ class PheronApp(App[None]):
         status = self.query_one(StatusBar)
         provider = self.runtime.provider
         status.model = f"{provider.name}: {getattr(provider, 'display_model', provider.model)}"
+        self.runtime.start_recording()
         self.pump()
         if self._load_model:
             self.load_model()
@@ -152,6 +153,7 @@ class PheronApp(App[None]):
         self._quitting = True
         self.orchestrator.cancel()
         await self.query_one(ChatPane).end_answer()
+        await self.runtime.stop_recording()
         self.exit()
 
     # -- input -----------------------------------------------------------------------------------

@@ -266,9 +266,23 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(workspace: Path) -> None:
     import time
 
     script = workspace.parent / "slow.json"
-    script.write_text(json.dumps({"replies": {"classify": ["chat"], "chat": [["word "] * 1000]}, "delay_s": 0.05}))
-    command = [sys.executable, "-m", "pheron_tui", "run", "--json", "--provider", "scripted",
-               "--script", str(script), "--workspace", str(workspace), "talk"]
+    script.write_text(
+        json.dumps({"replies": {"classify": ["chat"], "chat": [["word "] * 1000]}, "delay_s": 0.05})
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pheron_tui",
+        "run",
+        "--json",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script),
+        "--workspace",
+        str(workspace),
+        "talk",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in process.stdout:  # wait until the answer streams
         if '"AnswerDelta"' in line:

@@ -1,0 +1,61 @@
+"""``pheron-tui sessions`` and ``pheron-tui export``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from pheron_tui.session.store import (
+    SessionError,
+    list_sessions,
+    load_session,
+    sessions_dir,
+    to_markdown,
+)
+
+
+def find_session(key: str) -> Path:
+    """A session file by id, by the start of its id, or ``last``."""
+    found = [path for path, _ in list_sessions()]
+    if key == "last" and found:
+        return found[0]
+    matches = [p for p in found if p.stem == key] or [p for p in found if p.stem.startswith(key)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionError(f"no session {key!r} in {sessions_dir()}")
+    raise SessionError(f"{key!r} matches {len(matches)} sessions; give more of the id")
+
+
+def run_sessions() -> int:
+    rows = list_sessions()
+    if not rows:
+        print(f"no sessions yet in {sessions_dir()}")
+        return 0
+    for path, loaded in rows:
+        if isinstance(loaded, SessionError):
+            print(f"{path.stem}  (unreadable: {loaded})")
+            continue
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(loaded.header.started))
+        first = (loaded.prompts[0] if loaded.prompts else "").replace("\n", " ")[:50]
+        turns = len(loaded.prompts)
+        print(
+            f"{path.stem}  {started}  {turns:>3} turn{'s' if turns != 1 else ' '}  "
+            f"{loaded.status:<11}  {loaded.header.workspace}  {first}"
+        )
+        if loaded.damage:
+            print(f"    {loaded.damage}")
+    return 0
+
+
+def run_export(key: str) -> int:
+    try:
+        session = load_session(find_session(key))
+    except SessionError as exc:
+        print(f"pheron-tui: {exc}", file=sys.stderr)
+        return 2
+    if session.damage:
+        print(f"pheron-tui: {session.damage}", file=sys.stderr)
+    sys.stdout.write(to_markdown(session))
+    return 0

@@ -1,0 +1,220 @@
+"""Sessions on disk: every event, as the JSON lines ``run --json`` prints, after a header.
+
+Each line is flushed as it is written and the file is fsynced at the end of every turn, so a
+killed process loses at most the line it was writing. Loading tolerates a truncated or corrupt
+last line (reported once) and refuses a file from a newer format with a clear message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import platformdirs
+from pydantic import BaseModel, ValidationError
+
+from pheron_tui import __version__
+from pheron_tui.core import events as ev
+from pheron_tui.core.bus import EventBus
+
+FORMAT_VERSION = 1
+
+
+class SessionHeader(BaseModel):
+    type: str = "SessionHeader"
+    format_version: int = FORMAT_VERSION
+    app_version: str = __version__
+    session_id: str
+    provider: str
+    model: str
+    workspace: str
+    started: float
+
+
+class SessionError(ValueError):
+    """A session file that cannot be used; the message says why."""
+
+
+def sessions_dir() -> Path:
+    return Path(platformdirs.user_data_dir("pheron-tui")) / "sessions"
+
+
+class SessionStore:
+    """Appends every event on the bus to ``<sessions>/<session id>.jsonl``."""
+
+    def __init__(self, bus: EventBus, header: SessionHeader, folder: Path | None = None) -> None:
+        self.bus = bus
+        self.folder = folder or sessions_dir()
+        self.path = self.folder / f"{header.session_id}.jsonl"
+        self.header = header
+        self._file: IO[str] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def open(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+        self._file.write(self.header.model_dump_json() + "\n")
+        self._file.flush()
+
+    def write(self, event: ev.Event) -> None:
+        assert self._file is not None
+        self._file.write(ev.event_to_json(event) + "\n")
+        self._file.flush()
+        if isinstance(event, ev.TurnFinished):
+            os.fsync(self._file.fileno())
+
+    def start(self) -> None:
+        """Open the file and follow the bus until ``close``."""
+        self.open()
+        subscription = self.bus.add_subscriber(maxsize=1_000_000)
+
+        async def follow() -> None:
+            async for event in subscription:
+                self.write(event)
+
+        self._task = asyncio.get_running_loop().create_task(follow())
+        self._subscription = subscription
+
+    async def close(self) -> None:
+        """Write what is queued, then close; safe to call twice and from another loop."""
+        if self._task is not None:
+            self.bus.remove_subscriber(self._subscription)
+            if self._task.get_loop() is asyncio.get_running_loop():
+                await self._task
+            else:  # the loop that followed the bus is gone: write what it left queued
+                for event in self._subscription.drain():
+                    self.write(event)
+            self._task = None
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+
+
+@dataclass
+class LoadedSession:
+    header: SessionHeader
+    events: list[ev.Event] = field(default_factory=list)
+    damage: str = ""
+    """What could not be read (a truncated last line), or empty."""
+
+    @property
+    def prompts(self) -> list[str]:
+        return [e.prompt for e in self.events if isinstance(e, ev.TurnStarted)]
+
+    @property
+    def status(self) -> str:
+        finished = [e for e in self.events if isinstance(e, ev.TurnFinished)]
+        if len(finished) < len(self.prompts):
+            return "interrupted"
+        return finished[-1].status if finished else "empty"
+
+
+def load_session(path: Path) -> LoadedSession:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror}") from None
+    if not lines:
+        raise SessionError(f"{path} is empty")
+    try:
+        raw = json.loads(lines[0])
+        version = int(raw.get("format_version", 0))
+    except (ValueError, AttributeError, TypeError):
+        raise SessionError(f"{path} has no session header") from None
+    if version > FORMAT_VERSION:
+        raise SessionError(
+            f"{path} was written by a newer pheron-tui (session format {version}; this version "
+            f"reads up to {FORMAT_VERSION}); upgrade pheron-tui to open it"
+        )
+    try:
+        header = SessionHeader.model_validate(raw)
+    except ValidationError as exc:
+        raise SessionError(f"{path}: bad session header: {exc.errors()[0]['msg']}") from None
+    session = LoadedSession(header=header)
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            session.events.append(ev.event_from_json(line))
+        except (ValidationError, ValueError):
+            where = "last line" if number == len(lines) else f"line {number}"
+            session.damage = f"{path.name}: {where} could not be read and was skipped"
+    return session
+
+
+def list_sessions(folder: Path | None = None) -> list[tuple[Path, LoadedSession | SessionError]]:
+    folder = folder or sessions_dir()
+    found: list[tuple[Path, LoadedSession | SessionError]] = []
+    for path in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+        try:
+            found.append((path, load_session(path)))
+        except SessionError as exc:
+            found.append((path, exc))
+    return found
+
+
+def to_markdown(session: LoadedSession) -> str:
+    """A readable transcript: prompts, answers, tool calls with results, verdicts."""
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.header.started))
+    out = [
+        f"# pheron-tui session {session.header.session_id}",
+        "",
+        f"{started} · {session.header.provider}: {session.header.model} · "
+        f"workspace `{session.header.workspace}`",
+    ]
+    answer: list[str] = []
+    calls: dict[str, ev.ToolCallProposed] = {}
+
+    def flush_answer() -> None:
+        if "".join(answer).strip():
+            out.extend(["", "".join(answer).strip()])
+        answer.clear()
+
+    for event in session.events:
+        match event:
+            case ev.TurnStarted(prompt=prompt):
+                flush_answer()
+                out.extend(["", "## You", "", prompt, "", "## Agent"])
+            case ev.AnswerDelta(text=text):
+                answer.append(text)
+            case ev.ToolCallProposed(call_id=call_id):
+                flush_answer()
+                calls[call_id] = event
+            case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by) if (
+                decision == "denied"
+            ):
+                out.extend(["", f"- `{calls[call_id].tool}` denied ({by})"])
+            case ev.ToolCallFinished(call_id=call_id, ok=ok, observation=observation):
+                call = calls.get(call_id)
+                if call is None:
+                    continue
+                arguments = json.dumps(call.arguments, ensure_ascii=False)
+                out.extend(
+                    [
+                        "",
+                        f"- `{call.tool}` {arguments} → {'ok' if ok else 'failed'}",
+                        "",
+                        "  ```",
+                        *[f"  {line}" for line in observation.splitlines()[:40]],
+                        "  ```",
+                    ]
+                )
+            case ev.ClarifyRequested(question=question):
+                out.extend(["", f"**Question:** {question}"])
+            case ev.CriticVerdict(verdict=verdict, reason=reason, auto=auto):
+                flush_answer()
+                out.extend(["", f"*Critic: {verdict}{' (automatic)' if auto else ''}: {reason}*"])
+            case ev.TurnFinished(status=status, reason=reason) if status != "finished":
+                flush_answer()
+                out.extend(["", f"*Turn {status}: {reason}*"])
+    flush_answer()
+    if session.damage:
+        out.extend(["", f"*{session.damage}*"])
+    return "\n".join(out) + "\n"

@@ -1,0 +1,135 @@
+"""Session logs: written as events happen, readable after a crash, exportable."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pheron_tui.session.store import SessionError, load_session, sessions_dir, to_markdown
+
+LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
+
+
+def headless(workspace: Path, script: dict, *args: str) -> subprocess.Popen:
+    path = workspace.parent / f"script-{random.random()}.json"
+    path.write_text(json.dumps(script))
+    command = [
+        sys.executable,
+        "-m",
+        "pheron_tui",
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(path),
+        "--workspace",
+        str(workspace),
+        "--approve",
+        "all",
+        *args,
+        "list the files",
+    ]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def only_session() -> Path:
+    [path] = sessions_dir().glob("*.jsonl")
+    return path
+
+
+def test_a_run_is_recorded_and_exported(workspace: Path) -> None:
+    script = {
+        "replies": {"classify": ["task"], "plan": [LIST, "Two files."], "critic": ["PASS: ok"]}
+    }
+    assert headless(workspace, script).wait(timeout=60) == 0
+    session = load_session(only_session())
+    assert session.header.workspace == str(workspace.resolve())
+    assert session.prompts == ["list the files"] and session.status == "finished"
+    kinds = [type(e).__name__ for e in session.events]
+    assert kinds[0] == "ModelLoading" and kinds[-1] == "TurnFinished"
+    text = to_markdown(session)
+    assert "## You\n\nlist the files" in text and "`list_dir`" in text and "Two files." in text
+
+
+def test_truncated_last_line_is_tolerated_and_reported(workspace: Path) -> None:
+    script = {"replies": {"classify": ["chat"], "chat": ["Hello."]}}
+    assert headless(workspace, script).wait(timeout=60) == 0
+    path = only_session()
+    whole = load_session(path)
+    with path.open("a") as handle:
+        handle.write('{"session_id": "x", "type": "AnswerDe')
+    damaged = load_session(path)
+    assert damaged.events == whole.events
+    assert "last line could not be read" in damaged.damage
+
+
+def test_newer_format_gets_a_clear_message(tmp_path: Path) -> None:
+    path = tmp_path / "future.jsonl"
+    path.write_text(json.dumps({"type": "SessionHeader", "format_version": 99}) + "\n")
+    with pytest.raises(SessionError, match="newer pheron-tui"):
+        load_session(path)
+
+
+def test_sessions_and_export_commands(workspace: Path) -> None:
+    script = {"replies": {"classify": ["chat"], "chat": ["Hello there."]}}
+    assert headless(workspace, script).wait(timeout=60) == 0
+    listing = subprocess.run(
+        [sys.executable, "-m", "pheron_tui", "sessions"], capture_output=True, text=True
+    )
+    assert only_session().stem in listing.stdout and "finished" in listing.stdout
+    export = subprocess.run(
+        [sys.executable, "-m", "pheron_tui", "export", "last"], capture_output=True, text=True
+    )
+    assert export.returncode == 0 and "Hello there." in export.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "pheron_tui", "export", "nope"], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and "no session 'nope'" in missing.stderr
+
+
+def test_killed_runs_leave_loadable_logs_without_gaps(workspace: Path) -> None:
+    """SIGKILL 100 headless runs at random moments: every log loads, and the events it holds
+    run without a gap from the first (a lost complete event would leave one)."""
+    rng = random.Random(7)
+    script = {
+        "delay_s": 0.01,
+        "replies": {
+            "classify": ["task"],
+            "plan": [
+                ["<think>", *["thinking "] * 30, "</think>", LIST],
+                ["The ", "folder ", "has ", "two ", "files."],
+            ],
+            "critic": ["PASS: ok"],
+        },
+    }
+
+    def one(index: int) -> tuple[int, float]:
+        folder = workspace.parent / f"ws{index}"
+        folder.mkdir()
+        process = headless(folder, script)
+        delay = rng.uniform(0.3, 1.6)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        return index, delay
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(100)))
+    logs = sorted(sessions_dir().glob("*.jsonl"))
+    assert len(logs) >= 90  # a run killed before it started recording leaves none
+    for log in logs:
+        session = load_session(log)
+        seqs = [e.seq for e in session.events]
+        assert seqs == list(range(1, len(seqs) + 1)), log
+        if session.damage:
+            assert "last line" in session.damage
+    assert os.environ.get("XDG_DATA_HOME")  # all of this stayed in the test's own folder
