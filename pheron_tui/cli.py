@@ -60,6 +60,11 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds before a shell command is killed (default: 60)",
     )
+    group.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue a recorded session: its id, the start of it, or 'last'",
+    )
     return parent
 
 
@@ -93,6 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
         "sessions",
         help="list recorded sessions",
         description="Every session is written to the user data folder as JSON lines.",
+    )
+    replay = commands.add_parser(
+        "replay", help="play a recorded session into the TUI (no model, no tools)"
+    )
+    replay.add_argument("file", type=Path, metavar="FILE", help="a session .jsonl file")
+    replay.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="N",
+        help="N times the recorded pace (default 1; pauses are capped at 2 s)",
     )
     export = commands.add_parser("export", help="write a session as a readable transcript")
     export.add_argument("session", metavar="ID", help="a session id (or its start), or 'last'")
@@ -131,9 +147,6 @@ def main(argv: list[str] | None = None) -> int:
     if not settings.workspace.is_dir():
         return _fail(f"workspace {settings.workspace} is not a directory")
 
-    from pheron_tui.providers.base import ProviderError
-    from pheron_tui.runtime import Runtime
-
     if args.command in ("sessions", "export"):
         from pheron_tui.session.command import run_export, run_sessions
 
@@ -144,23 +157,54 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_models_command(args.action)
 
+    from pheron_tui.providers.base import ProviderError
+    from pheron_tui.runtime import Runtime
+    from pheron_tui.session.store import SessionError, load_session
+
+    if args.command == "replay":
+        return _replay(settings, args.file, args.speed)
+
+    policy = "none" if args.command == "run" else "ask"
+    try:
+        if getattr(args, "resume", None):
+            from pheron_tui.session.command import find_session
+
+            session = load_session(find_session(args.resume))
+            if session.damage:
+                print(f"pheron-tui: {session.damage}", file=sys.stderr)
+            runtime = Runtime.resume(settings, default_policy=policy, session=session)
+        else:
+            runtime = Runtime.create(settings, default_policy=policy)
+    except (ProviderError, SessionError) as exc:
+        return _fail(str(exc))
+
     if args.command == "run":
         from pheron_tui.headless import run_headless
 
-        try:
-            runtime = Runtime.create(settings, default_policy="none")
-        except ProviderError as exc:
-            return _fail(str(exc))
         return asyncio.run(run_headless(runtime, args.prompt, as_json=args.json))
 
     from pheron_tui.ui.app import PheronApp
 
     try:
-        runtime = Runtime.create(settings, default_policy="ask")
-    except ProviderError as exc:
-        return _fail(str(exc))
-    try:
         PheronApp(runtime).run()
     finally:
         asyncio.run(runtime.aclose())
+    return 0
+
+
+def _replay(settings: Settings, file: Path, speed: float) -> int:
+    from pheron_tui.providers.scripted import Script, ScriptedProvider
+    from pheron_tui.runtime import Runtime
+    from pheron_tui.session.store import SessionError, load_session
+    from pheron_tui.ui.app import PheronApp
+
+    if speed <= 0:
+        return _fail("--speed must be above 0")
+    try:
+        session = load_session(file)
+    except SessionError as exc:
+        return _fail(str(exc))
+    quiet = settings.model_copy(update={"record_sessions": False})
+    runtime = Runtime.create(quiet, default_policy="none", provider=ScriptedProvider(Script()))
+    PheronApp(runtime, replay=session, replay_speed=speed).run()
     return 0

@@ -17,7 +17,7 @@ from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
 from pheron_tui.providers.base import Provider, ProviderError
-from pheron_tui.session.store import SessionHeader, SessionStore
+from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
 from pheron_tui.tools.builtin import default_registry
 
 
@@ -32,15 +32,42 @@ class Runtime:
     provider: Provider
     orchestrator: Orchestrator
     store: SessionStore | None = None
+    resumed: LoadedSession | None = None
+
+    @classmethod
+    def resume(
+        cls,
+        settings: Settings,
+        default_policy: Policy,
+        session: LoadedSession,
+        provider: Provider | None = None,
+    ) -> Runtime:
+        """Continue a recorded session: same id, the conversation restored, seq and turns
+        going on from where the log ends."""
+        runtime = cls.create(
+            settings,
+            default_policy,
+            provider=provider,
+            session_id=session.header.session_id,
+            first_seq=session.last_seq + 1,
+        )
+        runtime.orchestrator.restore(session.conversation(), session.last_turn_id)
+        runtime.resumed = session
+        return runtime
 
     @classmethod
     def create(
-        cls, settings: Settings, default_policy: Policy, provider: Provider | None = None
+        cls,
+        settings: Settings,
+        default_policy: Policy,
+        provider: Provider | None = None,
+        session_id: str | None = None,
+        first_seq: int = 1,
     ) -> Runtime:
         """Build everything; raises ProviderError when the provider cannot even be built."""
         from pheron_tui.providers.select import create_provider
 
-        bus = EventBus(new_session_id())
+        bus = EventBus(session_id or new_session_id(), first_seq=first_seq)
         provider = provider or create_provider(settings)
         agent = AgentSettings(
             workspace=settings.workspace,

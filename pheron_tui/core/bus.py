@@ -117,10 +117,10 @@ class Subscription:
 class EventBus:
     """Typed fan-out of events to every subscriber, with the session's monotonic ``seq``."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, first_seq: int = 1) -> None:
         self.session_id = session_id
         self._subscribers: list[Subscription] = []
-        self._seq = itertools.count(1)
+        self._seq = itertools.count(first_seq)
 
     def emit(self, event_type: type[E], turn_id: int, **fields: Any) -> E:
         """Build an event with this session's id, the next seq and the time, and publish it."""

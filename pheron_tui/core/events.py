@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from pheron_tui.core.messages import Message
+
 Phase = Literal["classify", "chat", "plan", "critic"]
 Decision = Literal["approved", "denied", "auto_approved"]
 Risk = Literal["read", "write", "execute", "dangerous"]
@@ -131,6 +133,12 @@ class ErrorRaised(Event):
     recoverable: bool
 
 
+class MessageAdded(Event):
+    type: Literal["MessageAdded"] = "MessageAdded"
+    message: Message
+    """A message the conversation gained, exactly as the model will see it next time."""
+
+
 class TurnFinished(Event):
     type: Literal["TurnFinished"] = "TurnFinished"
     status: TurnStatus
@@ -155,6 +163,7 @@ AnyEvent = Annotated[
     | ModelLoading
     | ModelReady
     | ErrorRaised
+    | MessageAdded
     | TurnFinished,
     Field(discriminator="type"),
 ]

@@ -101,6 +101,16 @@ class Orchestrator:
         self._turn_id = 0
         self._task: asyncio.Task[TurnResult] | None = None
 
+    def _remember(self, message: Message) -> None:
+        """Add to the conversation and publish it, so a session log can rebuild it exactly."""
+        self.history.append(message)
+        self.bus.emit(ev.MessageAdded, self._turn_id, message=message)
+
+    def restore(self, history: list[Message], last_turn_id: int) -> None:
+        """Continue a recorded conversation (``--resume``)."""
+        self.history = list(history)
+        self._turn_ids = itertools.count(last_turn_id + 1)
+
     # -- the command surface -------------------------------------------------------------------
     @property
     def busy(self) -> bool:
@@ -129,7 +139,7 @@ class Orchestrator:
     async def _run_turn(self, turn_id: int, text: str) -> TurnResult:
         self.bus.emit(ev.TurnStarted, turn_id, prompt=text)
         mark = len(self.history)
-        self.history.append(Message(role="user", content=text))
+        self._remember(Message(role="user", content=text))
         try:
             result = await self._dispatch(turn_id, text)
         except asyncio.CancelledError:
@@ -161,13 +171,13 @@ class Orchestrator:
         for message in list(self.history[mark:]):
             for call in message.tool_calls:
                 if call.id not in answered:
-                    self.history.append(
+                    self._remember(
                         Message(
                             role="tool", content=result.status, tool_call_id=call.id, name=call.name
                         )
                     )
         note = f"(This turn {result.status}: {result.reason})" if result.reason else ""
-        self.history.append(Message(role="assistant", content=note))
+        self._remember(Message(role="assistant", content=note))
 
     async def _dispatch(self, turn_id: int, text: str) -> TurnResult:
         started = time.perf_counter()
@@ -199,7 +209,7 @@ class Orchestrator:
             purpose="chat",
         )
         reply = await stream_reply(self.provider, self.bus, turn_id, request)
-        self.history.append(Message(role="assistant", content=reply.answer))
+        self._remember(Message(role="assistant", content=reply.answer))
         return TurnResult("finished", answer=reply.answer)
 
     # -- task ----------------------------------------------------------------------------------
@@ -237,10 +247,10 @@ class Orchestrator:
                 await self._run_calls(turn_id, state, reply, parsed.text, calls, legacy)
                 continue
             if not parsed.text:
-                self.history.append(
+                self._remember(
                     Message(role="assistant", content="", reasoning_content=reply.think or None)
                 )
-                self.history.append(
+                self._remember(
                     Message(
                         role="user",
                         content=("Your reply was empty. Call a tool, or give the final answer."),
@@ -269,7 +279,7 @@ class Orchestrator:
         self, turn_id: int, state: _TaskState, reply: StreamedReply, question: str
     ) -> TurnResult:
         self.bus.emit(ev.ClarifyRequested, turn_id, question=question)
-        self.history.append(
+        self._remember(
             Message(role="assistant", content=reply.answer, reasoning_content=reply.think or None)
         )
         await self._review(turn_id, state, f'CLARIFY("{question}")')
@@ -283,7 +293,7 @@ class Orchestrator:
             self.bus.emit(
                 ev.AnswerDelta, turn_id, text=("\n\n" if reply.shown.strip() else "") + answer
             )
-        self.history.append(
+        self._remember(
             Message(role="assistant", content=reply.answer, reasoning_content=reply.think or None)
         )
         await self._review(turn_id, state, answer)
@@ -338,7 +348,7 @@ class Orchestrator:
             )
             for call_id, call, item in planned
         ]
-        self.history.append(
+        self._remember(
             Message(
                 role="assistant",
                 content=reply.answer if legacy else prose,
@@ -371,11 +381,9 @@ class Orchestrator:
     def _answer_call(self, call_id: str, tool: str, content: str, legacy: bool) -> None:
         """A call's result in the history: a tool message, or (legacy) a user message."""
         if legacy:
-            self.history.append(Message(role="user", content=content))
+            self._remember(Message(role="user", content=content))
         else:
-            self.history.append(
-                Message(role="tool", content=content, tool_call_id=call_id, name=tool)
-            )
+            self._remember(Message(role="tool", content=content, tool_call_id=call_id, name=tool))
 
     @staticmethod
     def _note_outcome(state: _TaskState, key: tuple[str, str], ok: bool) -> None:

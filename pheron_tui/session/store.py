@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pheron_tui import __version__
 from pheron_tui.core import events as ev
 from pheron_tui.core.bus import EventBus
+from pheron_tui.core.messages import Message
 
 FORMAT_VERSION = 1
 
@@ -57,9 +58,11 @@ class SessionStore:
 
     def open(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
+        resuming = self.path.exists() and self.path.stat().st_size > 0
         self._file = self.path.open("a", encoding="utf-8")
-        self._file.write(self.header.model_dump_json() + "\n")
-        self._file.flush()
+        if not resuming:  # a resumed session goes on in its own file, under its first header
+            self._file.write(self.header.model_dump_json() + "\n")
+            self._file.flush()
 
     def write(self, event: ev.Event) -> None:
         assert self._file is not None
@@ -107,6 +110,34 @@ class LoadedSession:
     @property
     def prompts(self) -> list[str]:
         return [e.prompt for e in self.events if isinstance(e, ev.TurnStarted)]
+
+    @property
+    def last_turn_id(self) -> int:
+        return max((e.turn_id for e in self.events), default=0)
+
+    @property
+    def last_seq(self) -> int:
+        return max((e.seq for e in self.events), default=0)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status == "interrupted"
+
+    def conversation(self) -> list[Message]:
+        """The conversation as the model saw it, with any call a crash left unanswered closed."""
+        history = [e.message for e in self.events if isinstance(e, ev.MessageAdded)]
+        answered = {m.tool_call_id for m in history if m.role == "tool"}
+        for message in list(history):
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    history.append(
+                        Message(
+                            role="tool", content="interrupted", tool_call_id=call.id, name=call.name
+                        )
+                    )
+        if self.interrupted:
+            history.append(Message(role="assistant", content="(This turn was interrupted.)"))
+        return history
 
     @property
     def status(self) -> str:

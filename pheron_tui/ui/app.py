@@ -6,6 +6,7 @@ only through ``submit``, ``decide`` and ``cancel``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from textual.widgets import Footer, Input
 
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import UserChoice
+from pheron_tui.core.bus import coalesce
 from pheron_tui.runtime import Runtime
+from pheron_tui.session.store import LoadedSession
 from pheron_tui.ui.bridge import BusEvents, pump_events
 from pheron_tui.ui.screens.confirm import ConfirmScreen
 from pheron_tui.ui.screens.help import HelpScreen
@@ -56,11 +59,19 @@ class PheronApp(App[None]):
     """A waiting card ignores decision keys this long, so a double-tap cannot approve a call
     that nobody has read yet."""
 
-    def __init__(self, runtime: Runtime, load_model: bool = True) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        load_model: bool = True,
+        replay: LoadedSession | None = None,
+        replay_speed: float = 1.0,
+    ) -> None:
         super().__init__()
         self.runtime = runtime
         self.orchestrator = runtime.orchestrator
-        self._load_model = load_model
+        self.replay = replay
+        self.replay_speed = replay_speed
+        self._load_model = load_model and replay is None
         self.model_ready = False
         self.load_error = ""
         self._shown_at: dict[str, float] = {}
@@ -82,14 +93,38 @@ class PheronApp(App[None]):
         status = self.query_one(StatusBar)
         provider = self.runtime.provider
         status.model = f"{provider.name}: {getattr(provider, 'display_model', provider.model)}"
-        self.runtime.start_recording()
         self.pump()
+        if self.replay is not None:
+            prompt = self.query_one("#prompt", Input)
+            prompt.placeholder = "Replay: no model and no tools; ctrl+q to quit"
+            prompt.disabled = True
+            status.model = f"replay of {self.replay.header.session_id}"
+            self.play_back()
+            return
+        self.runtime.start_recording()
+        if self.runtime.resumed is not None:
+            self.call_later(self._show_resumed, self.runtime.resumed)
         if self._load_model:
             self.load_model()
         else:
             self.model_ready = True
             status.state = "idle"
         self.query_one("#prompt", Input).focus()
+
+    async def _show_resumed(self, session: LoadedSession) -> None:
+        """Draw a resumed conversation with the same code that drew it live."""
+        history = [e for e in session.events if e.turn_id != 0]  # not its model loading
+        await self.on_bus_events(BusEvents(coalesce(history)))
+        chat = self.query_one(ChatPane)
+        turns = len(session.prompts)
+        plural = "s" if turns != 1 else ""
+        await chat.add_note(
+            f"Resumed session {session.header.session_id} ({turns} turn{plural}).", "info"
+        )
+        if session.interrupted:
+            await chat.add_note(
+                "Its last turn was interrupted; the model has been told.", "cancelled"
+            )
 
     # -- workers ---------------------------------------------------------------------------------
     @work(exclusive=True, group="bus", exit_on_error=False)
@@ -99,6 +134,17 @@ class PheronApp(App[None]):
     @work(exclusive=True, group="load", exit_on_error=False)
     async def load_model(self) -> None:
         await self.runtime.load_model()
+
+    @work(exclusive=True, group="replay", exit_on_error=False)
+    async def play_back(self) -> None:
+        """Publish a recorded session's events at its own pace (pauses capped at 2 s)."""
+        assert self.replay is not None
+        previous: float | None = None
+        for event in self.replay.events:
+            if previous is not None:
+                await asyncio.sleep(min(max(event.ts - previous, 0.0) / self.replay_speed, 2.0))
+            previous = event.ts
+            self.runtime.bus.publish(event)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, text: str) -> None:
@@ -179,6 +225,8 @@ class PheronApp(App[None]):
         with self.batch_update():
             for event in message.events:
                 await self.handle_event(event)
+            if self.replay is not None and message.events[-1].seq == self.replay.last_seq:
+                self.query_one(StatusBar).state = "replay finished"
         self.refresh_bindings()
 
     async def handle_event(self, event: ev.Event) -> None:
@@ -242,7 +290,8 @@ class PheronApp(App[None]):
                     await chat.add_note(f"Turn {turn_status}: {reason}", turn_status)
                 status.state = "idle" if self.model_ready else status.state
                 self._decision_made()
-                self.query_one("#prompt", Input).focus()
+                if self.replay is None:
+                    self.query_one("#prompt", Input).focus()
 
     def _wait_for_decision(self, card: ToolCard) -> None:
         """Lock the input and focus the card, so approval keys cannot land in the message."""
@@ -257,6 +306,6 @@ class PheronApp(App[None]):
     def _decision_made(self) -> None:
         """Unlock the input once nothing waits. Focus stays on the card until the turn ends,
         so keys pressed right after a decision land nowhere rather than in the message."""
-        if not self.orchestrator.gate.pending:
+        if self.replay is None and not self.orchestrator.gate.pending:
             self.query_one("#prompt", Input).disabled = False
             self.query_one("#side").remove_class("-waiting")

@@ -136,3 +136,36 @@ def test_help_screen(snap_compare, workspace: Path, size) -> None:
         await pilot.press("f1")
 
     assert snap_compare(make_app(workspace), terminal_size=size, run_before=run)
+
+
+def test_replayed_session(snap_compare, workspace: Path) -> None:
+    import asyncio
+
+    from pheron_tui.config import Settings
+    from pheron_tui.providers.scripted import ScriptedProvider
+    from pheron_tui.runtime import Runtime
+    from pheron_tui.session.store import load_session
+    from pheron_tui.ui.app import PheronApp
+    from pheron_tui.ui.widgets.critic import VerdictCard
+
+    async def record() -> Path:
+        provider = ScriptedProvider(
+            Script.model_validate({"replies": {**TASK, "critic": ["PASS: matches"]}})
+        )
+        settings = Settings(provider="scripted", workspace=workspace)
+        runtime = Runtime.create(settings, "all", provider=provider, session_id="demo-session")
+        runtime.start_recording()
+        await runtime.orchestrator.submit("what files are here?")
+        await runtime.aclose()
+        return runtime.store.path
+
+    session = load_session(asyncio.run(record()))
+    quiet = Settings(provider="scripted", workspace=workspace, record_sessions=False)
+    runtime = Runtime.create(quiet, "none", provider=ScriptedProvider(Script()))
+    app = PheronApp(runtime, replay=session, replay_speed=1000)
+
+    async def run(pilot) -> None:
+        await wait_for(pilot, lambda: bool(app.query(VerdictCard)) and idle(app))
+        await wait_for(pilot, lambda: "finished" in app.query_one("#status").state)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run)
