@@ -19,7 +19,9 @@ from pheron_tui.session.store import SessionError, load_session, sessions_dir, t
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 
 
-def headless(workspace: Path, script: dict, *args: str) -> subprocess.Popen:
+def headless(
+    workspace: Path, script: dict, *args: str, data: Path | None = None
+) -> subprocess.Popen:
     path = workspace.parent / f"script-{random.random()}.json"
     path.write_text(json.dumps(script))
     command = [
@@ -38,7 +40,8 @@ def headless(workspace: Path, script: dict, *args: str) -> subprocess.Popen:
         *args,
         "list the files",
     ]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "XDG_DATA_HOME": str(data)} if data is not None else None
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
 
 def only_session() -> Path:
@@ -112,20 +115,24 @@ def test_killed_runs_leave_loadable_logs_without_gaps(workspace: Path) -> None:
         },
     }
 
-    def one(index: int) -> tuple[int, float]:
+    def one(index: int) -> Path:
         folder = workspace.parent / f"ws{index}"
         folder.mkdir()
-        process = headless(folder, script)
-        delay = rng.uniform(0.3, 1.6)
-        time.sleep(delay)
+        data = workspace.parent / f"data{index}"  # each run its own log folder
+        process = headless(folder, script, data=data)
+        sessions = data / "pheron-tui" / "sessions"
+        deadline = time.monotonic() + 30
+        while not list(sessions.glob("*.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, 1.2))  # somewhere in the turn, or just after it
         process.send_signal(signal.SIGKILL)
         process.wait()
-        return index, delay
+        [log] = sessions.glob("*.jsonl")
+        return log
 
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(one, range(100)))
-    logs = sorted(sessions_dir().glob("*.jsonl"))
-    assert len(logs) >= 90  # a run killed before it started recording leaves none
+        logs = list(pool.map(one, range(100)))
+    assert len(logs) == 100
     for log in logs:
         session = load_session(log)
         seqs = [e.seq for e in session.events]
