@@ -19,6 +19,7 @@ from pheron_tui.core import events as ev
 from pheron_tui.core.approval import ApprovalGate, Policy, UserChoice
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.critic import CriticAgent
+from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import classify
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall, parse_reply
@@ -31,11 +32,10 @@ from pheron_tui.core.prompts import (
 )
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.providers.base import Provider, ProviderError
-from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolContext, ToolRegistry, ubid
+from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolRegistry, ubid
 
 log = logging.getLogger("pheron_tui.orchestrator")
 
-OBSERVATION_CAP = 16_000
 REPEATED_FAILURE_LIMIT = 3
 
 
@@ -74,13 +74,6 @@ class _TaskState:
     failure_streak: int = 0
 
 
-def _cap(text: str, limit: int = OBSERVATION_CAP) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[… {len(text) - limit} characters cut …]\n{text[-half:]}"
-
-
 class Orchestrator:
     def __init__(
         self,
@@ -94,6 +87,7 @@ class Orchestrator:
         self.bus = bus
         self.settings = settings
         self.gate = ApprovalGate(settings.policy)
+        self.executor = ToolExecutor(bus, self.gate, settings)
         self.history: list[Message] = []
         self.critic = CriticAgent(provider, self._generate_quietly)
         self._turn_ids = itertools.count(1)
@@ -369,7 +363,7 @@ class Orchestrator:
                 )
                 self._note_outcome(state, ("malformed", item), ok=False)
                 continue
-            ok, observation = await self._execute(turn_id, call_id, item)
+            ok, observation = await self.executor.run(turn_id, call_id, item)
             state.observations.append(f"{item.tool.name}: {observation}")
             self._answer_call(
                 call_id, item.tool.name, observation_message(item.tool.name, observation), legacy
@@ -397,80 +391,3 @@ class Orchestrator:
             raise _TaskEnded(
                 f"the same tool call failed {REPEATED_FAILURE_LIMIT} times in a row ({key[0]})"
             )
-
-    async def _execute(self, turn_id: int, call_id: str, call: PreparedCall) -> tuple[bool, str]:
-        tool, args = call.tool, call.args
-        context = ToolContext(
-            workspace=self.settings.workspace,
-            shell_timeout_s=self.settings.shell_timeout_s,
-            output_cap_chars=self.settings.output_cap_chars,
-            on_output=lambda text: self.bus.emit(
-                ev.ToolOutputDelta, turn_id, call_id=call_id, text=text
-            ),
-            shell_prefix=self.settings.shell_prefix,
-        )
-        risk = tool.risk_for(args, context)
-        self.bus.emit(
-            ev.ToolCallProposed,
-            turn_id,
-            call_id=call_id,
-            tool=tool.name,
-            arguments=call.arguments,
-            ubid=ubid(tool.name),
-            risk=risk,
-        )
-        started = time.perf_counter()
-        try:
-            decision = self.gate.automatic(tool.name, risk) or await self.gate.wait(
-                call_id, tool.name
-            )
-            self.bus.emit(
-                ev.ToolCallDecided,
-                turn_id,
-                call_id=call_id,
-                decision=decision.label,
-                by=decision.by,
-            )
-            if not decision.approved:
-                if decision.by == "policy:none":
-                    observation = (
-                        "Tool calls are turned off (approval policy 'none'); this call did not "
-                        "run. Answer without tools."
-                    )
-                else:
-                    observation = "The user denied this call; it did not run."
-                self.bus.emit(
-                    ev.ToolCallFinished,
-                    turn_id,
-                    call_id=call_id,
-                    ok=False,
-                    observation=observation,
-                    duration_ms=0.0,
-                )
-                return False, observation
-            self.bus.emit(ev.ToolCallStarted, turn_id, call_id=call_id)
-            started = time.perf_counter()
-            try:
-                result = await tool.run(args, context)
-                ok, observation = result.ok, _cap(result.observation)
-            except (OSError, ValueError, RuntimeError) as exc:
-                ok, observation = False, f"the tool failed: {type(exc).__name__}: {exc}"
-        except asyncio.CancelledError:
-            self.bus.emit(
-                ev.ToolCallFinished,
-                turn_id,
-                call_id=call_id,
-                ok=False,
-                observation="cancelled by the user",
-                duration_ms=(time.perf_counter() - started) * 1000,
-            )
-            raise
-        self.bus.emit(
-            ev.ToolCallFinished,
-            turn_id,
-            call_id=call_id,
-            ok=ok,
-            observation=observation,
-            duration_ms=(time.perf_counter() - started) * 1000,
-        )
-        return ok, observation
