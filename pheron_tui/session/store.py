@@ -124,27 +124,49 @@ class LoadedSession:
         return self.status == "interrupted"
 
     def conversation(self) -> list[Message]:
-        """The conversation as the model saw it, with any call a crash left unanswered closed."""
-        history = [e.message for e in self.events if isinstance(e, ev.MessageAdded)]
-        answered = {m.tool_call_id for m in history if m.role == "tool"}
-        for message in list(history):
-            for call in message.tool_calls:
-                if call.id not in answered:
-                    history.append(
-                        Message(
-                            role="tool", content="interrupted", tool_call_id=call.id, name=call.name
-                        )
-                    )
-        if self.interrupted:
-            history.append(Message(role="assistant", content="(This turn was interrupted.)"))
+        """The conversation as the model saw it. A turn a crash cut short is closed where it
+        stood: its unanswered calls answered "interrupted" and a note that it was cut."""
+        history: list[Message] = []
+        unanswered: dict[str, str] = {}  # call id -> tool name
+        open_turn = False
+
+        def close(interrupted: bool) -> None:
+            for call_id, name in unanswered.items():
+                history.append(
+                    Message(role="tool", content="interrupted", tool_call_id=call_id, name=name)
+                )
+            unanswered.clear()
+            if interrupted:
+                history.append(Message(role="assistant", content="(This turn was interrupted.)"))
+
+        for event in self.events:
+            if isinstance(event, ev.TurnStarted):
+                if open_turn:
+                    close(interrupted=True)
+                open_turn = True
+            elif isinstance(event, ev.TurnFinished):
+                close(interrupted=False)
+                open_turn = False
+            elif isinstance(event, ev.MessageAdded):
+                message = event.message
+                history.append(message)
+                unanswered.update({call.id: call.name for call in message.tool_calls})
+                if message.role == "tool":
+                    unanswered.pop(message.tool_call_id or "", None)
+        if open_turn:
+            close(interrupted=True)
         return history
 
     @property
     def status(self) -> str:
-        finished = [e for e in self.events if isinstance(e, ev.TurnFinished)]
-        if len(finished) < len(self.prompts):
-            return "interrupted"
-        return finished[-1].status if finished else "empty"
+        """How the newest turn ended: its TurnFinished status, or interrupted when it has none."""
+        started = [e.turn_id for e in self.events if isinstance(e, ev.TurnStarted)]
+        if not started:
+            return "empty"
+        finished = [
+            e for e in self.events if isinstance(e, ev.TurnFinished) and e.turn_id == started[-1]
+        ]
+        return finished[-1].status if finished else "interrupted"
 
 
 def load_session(path: Path) -> LoadedSession:

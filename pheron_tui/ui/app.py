@@ -24,6 +24,7 @@ from pheron_tui.session.store import LoadedSession
 from pheron_tui.ui.bridge import BusEvents, pump_events
 from pheron_tui.ui.screens.confirm import ConfirmScreen
 from pheron_tui.ui.screens.help import HelpScreen
+from pheron_tui.ui.screens.sessions import SessionPicker
 from pheron_tui.ui.widgets.chat import ChatPane
 from pheron_tui.ui.widgets.critic import CriticPane
 from pheron_tui.ui.widgets.status import StatusBar
@@ -51,6 +52,7 @@ class PheronApp(App[None]):
         Binding("n", "decide('deny')", "Deny", id="deny"),
         Binding("escape", "interrupt", "Interrupt", id="interrupt"),
         Binding("ctrl+t", "toggle_thinking", "Thinking pane", id="toggle-thinking"),
+        Binding("ctrl+o", "sessions", "Sessions", id="sessions"),
         Binding("f1", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     ]
@@ -125,6 +127,12 @@ class PheronApp(App[None]):
             await chat.add_note(
                 "Its last turn was interrupted; the model has been told.", "cancelled"
             )
+        here = str(self.runtime.settings.workspace.resolve())
+        if session.header.workspace != here:
+            await chat.add_note(
+                f"It was recorded in {session.header.workspace}; tools now work in {here}.",
+                "info",
+            )
 
     # -- workers ---------------------------------------------------------------------------------
     @work(exclusive=True, group="bus", exit_on_error=False)
@@ -156,6 +164,8 @@ class PheronApp(App[None]):
             return bool(self.orchestrator.gate.pending)
         if action == "interrupt":
             return self.orchestrator.busy
+        if action == "sessions":
+            return self.replay is None and not self.orchestrator.busy
         return True
 
     def action_decide(self, choice: UserChoice) -> None:
@@ -178,6 +188,37 @@ class PheronApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_sessions(self) -> None:
+        async def chosen(session: LoadedSession | None) -> None:
+            if session is not None:
+                await self.switch_session(session)
+
+        self.push_screen(SessionPicker(self.runtime.bus.session_id), chosen)
+
+    async def switch_session(self, session: LoadedSession) -> None:
+        """Leave this session (its log is closed, the model stays loaded) and carry on
+        ``session`` exactly as ``--resume`` would."""
+        if self.orchestrator.busy:
+            self.notify("A turn is running. Press Esc to interrupt it first.", severity="warning")
+            return
+        await self.runtime.stop_recording()
+        self.runtime = Runtime.resume(
+            self.runtime.settings,
+            self.orchestrator.settings.policy,
+            session,
+            provider=self.runtime.provider,
+        )
+        self.orchestrator = self.runtime.orchestrator
+        self._shown_at.clear()
+        for pane in (ChatPane, ThinkingPane, ToolLog, CriticPane):
+            await self.query_one(pane).clear()
+        self.pump()  # exclusive: the worker on the old bus is cancelled
+        self.runtime.start_recording()
+        await self._show_resumed(session)
+        if self.model_ready:
+            self.query_one(StatusBar).state = "idle"
+        self.query_one("#prompt", Input).focus()
 
     async def action_quit(self) -> None:
         if not self.orchestrator.busy:

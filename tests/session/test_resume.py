@@ -12,7 +12,7 @@ from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import load_session, sessions_dir
 
-from ..ui.helpers import idle, wait_for
+from ..ui.helpers import idle, send, wait_for
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 FIRST = {
@@ -103,6 +103,50 @@ async def test_resumed_session_is_shown_in_the_tui(workspace: Path) -> None:
         assert [str(m.render()) for m in app.query(UserMessage)] == ["what is here?"]
         assert app.query_one(ToolCard).status == "ok"
         assert "Resumed session" in str(app.query(Note).last().render())
+
+
+async def test_session_picker_resumes_a_session_inside_the_app(workspace: Path) -> None:
+    from textual.widgets import OptionList
+
+    from pheron_tui.ui.app import PheronApp
+    from pheron_tui.ui.screens.sessions import SessionPicker
+    from pheron_tui.ui.widgets.chat import Note, UserMessage
+    from pheron_tui.ui.widgets.tool_log import ToolCard
+
+    _, recorded = await first_turn(workspace)
+    provider = ScriptedProvider(
+        Script.model_validate(
+            {"replies": {"classify": ["chat", "chat"], "chat": ["Yes.", "Sure."]}}
+        )
+    )
+    settings = Settings(provider="scripted", workspace=workspace)
+    app = PheronApp(Runtime.create(settings, "ask", provider=provider))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "hello from the new session")
+        await wait_for(pilot, lambda: bool(provider.requests) and idle(app))
+        left = app.runtime.store.path
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        options = picker.query_one(OptionList)
+        await wait_for(pilot, lambda: options.option_count == 2)
+        # Newest first: the session just left is listed but cannot be picked.
+        assert options.get_option_at_index(0).disabled
+        assert "this session" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("enter")  # the newest session that can be resumed is highlighted
+        await wait_for(pilot, lambda: not isinstance(app.screen, SessionPicker))
+        await wait_for(pilot, lambda: any("Resumed" in str(n.render()) for n in app.query(Note)))
+        assert app.runtime.bus.session_id == recorded.stem
+        assert [str(m.render()) for m in app.query(UserMessage)] == ["what is here?"]
+        assert app.query_one(ToolCard).status == "ok"
+
+        asked = len(provider.requests)
+        await send(pilot, "sure?")
+        await wait_for(pilot, lambda: len(provider.requests) >= asked + 2 and idle(app))
+    sent = [m.content for m in provider.requests[-1].messages if m.role == "user"]
+    assert sent == ["what is here?", "sure?"]  # the model sees the resumed conversation
+    assert load_session(recorded).prompts == ["what is here?", "sure?"]
+    assert load_session(left).prompts == ["hello from the new session"]
 
 
 async def test_replay_shows_decisions_as_they_were_made(workspace: Path) -> None:

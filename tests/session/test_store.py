@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -14,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from pheron_tui.config import Settings
+from pheron_tui.providers.scripted import Script, ScriptedProvider
+from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import SessionError, load_session, sessions_dir, to_markdown
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
@@ -99,9 +103,47 @@ def test_sessions_and_export_commands(workspace: Path) -> None:
     assert missing.returncode == 2 and "no session 'nope'" in missing.stderr
 
 
+async def resume_and_continue(log: Path) -> None:
+    """Carry a killed session on: the model gets a well-formed conversation (every call
+    answered) and the log grows by one whole turn with seq running on."""
+    session = load_session(log)
+    provider = ScriptedProvider(
+        Script.model_validate({"replies": {"classify": ["chat"], "chat": ["Carrying on."]}})
+    )
+    settings = Settings(provider="scripted", workspace=Path(session.header.workspace))
+    runtime = Runtime.resume(settings, "none", session, provider=provider)
+    runtime.start_recording(folder=log.parent)
+    result = await runtime.orchestrator.submit("go on")
+    await runtime.aclose()
+    assert result.status == "finished", (log, result)
+    sent = provider.requests[-1].messages
+    assert_calls_answered_in_place(sent)
+    assert sent[-1].content == "go on"
+    after = load_session(log)
+    assert [e.seq for e in after.events] == list(range(1, len(after.events) + 1)), log
+    assert after.prompts[-1] == "go on" and after.status == "finished"
+    assert_calls_answered_in_place(after.conversation())
+    assert after.conversation()[-1].content == "Carrying on."
+
+
+def assert_calls_answered_in_place(history: list) -> None:
+    """Each assistant call is answered by the tool messages right after it, as chat
+    templates require, and never later in the conversation."""
+    for index, message in enumerate(history):
+        if not message.tool_calls:
+            continue
+        following = []
+        for later in history[index + 1 :]:
+            if later.role != "tool":
+                break
+            following.append(later.tool_call_id)
+        assert sorted(following) == sorted(call.id for call in message.tool_calls), history
+
+
 def test_killed_runs_leave_loadable_logs_without_gaps(workspace: Path) -> None:
-    """SIGKILL 100 headless runs at random moments: every log loads, and the events it holds
-    run without a gap from the first (a lost complete event would leave one)."""
+    """SIGKILL 100 headless runs at random moments: every log loads, the events it holds
+    run without a gap from the first (a lost complete event would leave one), and every
+    session resumes and takes another turn."""
     rng = random.Random(7)
     script = {
         "delay_s": 0.01,
@@ -139,4 +181,5 @@ def test_killed_runs_leave_loadable_logs_without_gaps(workspace: Path) -> None:
         assert seqs == list(range(1, len(seqs) + 1)), log
         if session.damage:
             assert "last line" in session.damage
+        asyncio.run(resume_and_continue(log))
     assert os.environ.get("XDG_DATA_HOME")  # all of this stayed in the test's own folder

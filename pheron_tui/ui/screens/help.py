@@ -25,6 +25,7 @@ the `ask` policy, waits for you.
 | `n` | deny the waiting tool call (the model is told it was denied) |
 | `escape` | interrupt the running turn: stops generation, kills a running command |
 | `ctrl+t` | hide or show the thinking pane |
+| `ctrl+o` | sessions: pick a recorded session and carry it on (not during a turn) |
 | `f1` | this help |
 | `ctrl+q` | quit (asks first while a turn is running) |
 
@@ -37,6 +38,12 @@ be typed into your message by accident. The keys show in the footer only while a
 
 Sending another message is refused with a notice until the turn ends: press `escape` to
 interrupt it first. Messages are not queued, so nothing runs that you did not see start.
+
+## Sessions
+
+Every session is written to disk as it happens. `ctrl+o` lists them, newest first; `enter`
+resumes the one highlighted: its conversation is shown and the model sees it all again. The
+session you leave stays on disk and can be resumed the same way.
 
 ## Safety
 

@@ -69,6 +69,10 @@ class ChatPane(VerticalScroll):
             await self._answer.finish()
             self._answer = None
 
+    async def clear(self) -> None:
+        await self.end_answer()
+        await self.remove_children()
+
     async def add_note(self, text: str, kind: str) -> None:
         await self.end_answer()
         await self.mount(Note(text, kind))

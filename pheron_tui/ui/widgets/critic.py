@@ -24,5 +24,8 @@ class CriticPane(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    async def clear(self) -> None:
+        await self.remove_children()
+
     async def add_verdict(self, turn_id: int, verdict: str, reason: str, auto: bool) -> None:
         await self.mount(VerdictCard(turn_id, verdict, reason, auto))

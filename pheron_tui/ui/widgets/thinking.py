@@ -34,6 +34,10 @@ class ThinkingPane(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    async def clear(self) -> None:
+        self._blocks.clear()
+        await self.remove_children()
+
     async def add_text(self, turn_id: int, phase: str, step: int, text: str) -> None:
         key = (turn_id, phase, step)
         block = self._blocks.get(key)

@@ -104,6 +104,10 @@ class ToolLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    async def clear(self) -> None:
+        self.cards.clear()
+        await self.remove_children()
+
     async def add_card(self, call_id: str, tool: str, arguments: dict, risk: str) -> ToolCard:
         card = ToolCard(call_id, tool, arguments, risk)
         self.cards[call_id] = card
