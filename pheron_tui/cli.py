@@ -14,8 +14,10 @@ from pheron_tui.config import ConfigError, Settings, default_config_path, load_s
 EXIT_USAGE = 2
 
 
-def _common_options() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
+def _common_options(default: Any = None) -> argparse.ArgumentParser:
+    """The settings flags. Subcommands get them with ``argparse.SUPPRESS`` defaults, so a flag
+    given before the subcommand (``pheron-tui --approve all run …``) is not reset by it."""
+    parent = argparse.ArgumentParser(add_help=False, argument_default=default)
     group = parent.add_argument_group(
         "settings (flags beat PHERON_* variables, which beat the config file)"
     )
@@ -61,6 +63,18 @@ def _common_options() -> argparse.ArgumentParser:
         help="seconds before a shell command is killed (default: 60)",
     )
     group.add_argument(
+        "--sandbox",
+        choices=["auto", "require", "off"],
+        help="run shell commands in bubblewrap: auto (when installed; default), require "
+        "(refuse shell commands without it) or off",
+    )
+    group.add_argument(
+        "--sandbox-network",
+        action="store_const",
+        const=True,
+        help="let sandboxed shell commands use the network (default: no network)",
+    )
+    group.add_argument(
         "--resume",
         metavar="ID",
         help="continue a recorded session: its id, the start of it, or 'last'",
@@ -70,6 +84,7 @@ def _common_options() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
+    sub_common = _common_options(default=argparse.SUPPRESS)
     parser = argparse.ArgumentParser(
         prog="pheron-tui",
         description="A full-screen terminal agent for local language models. "
@@ -80,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser(
         "run",
-        parents=[common],
+        parents=[sub_common],
         help="run one turn headless and print the result",
         description="Run one turn without the TUI. Exit status: 0 finished, 1 failed, "
         "2 usage or config error, 130 cancelled.",
@@ -124,6 +139,8 @@ _SETTING_FLAGS = (
     "approve",
     "max_steps",
     "shell_timeout_s",
+    "sandbox",
+    "sandbox_network",
 )
 
 
@@ -172,9 +189,11 @@ def main(argv: list[str] | None = None) -> int:
             session = load_session(find_session(args.resume))
             if session.damage:
                 print(f"pheron-tui: {session.damage}", file=sys.stderr)
-            runtime = Runtime.resume(settings, default_policy=policy, session=session)
+            runtime = Runtime.resume(
+                settings, default_policy=policy, session=session, config_path=args.config
+            )
         else:
-            runtime = Runtime.create(settings, default_policy=policy)
+            runtime = Runtime.create(settings, default_policy=policy, config_path=args.config)
     except (ProviderError, SessionError) as exc:
         return _fail(str(exc))
 
@@ -196,6 +215,7 @@ def _replay(settings: Settings, file: Path, speed: float) -> int:
     from pheron_tui.providers.scripted import Script, ScriptedProvider
     from pheron_tui.runtime import Runtime
     from pheron_tui.session.store import SessionError, load_session
+    from pheron_tui.tools.bubblewrap import Sandbox
     from pheron_tui.ui.app import PheronApp
 
     if speed <= 0:
@@ -205,6 +225,11 @@ def _replay(settings: Settings, file: Path, speed: float) -> int:
     except SessionError as exc:
         return _fail(str(exc))
     quiet = settings.model_copy(update={"record_sessions": False})
-    runtime = Runtime.create(quiet, default_policy="none", provider=ScriptedProvider(Script()))
+    runtime = Runtime.create(
+        quiet,
+        default_policy="none",
+        provider=ScriptedProvider(Script()),
+        sandbox=Sandbox(None, "a replay runs no tools", "replay: no tools"),
+    )
     PheronApp(runtime, replay=session, replay_speed=speed).run()
     return 0

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 APP_NAME = "pheron-tui"
@@ -21,6 +21,31 @@ ENV_PREFIX = "PHERON_"
 
 ProviderName = Literal["mlx", "openai", "scripted"]
 ApprovalPolicy = Literal["ask", "read-only", "all", "none"]
+
+
+SandboxMode = Literal["auto", "require", "off"]
+TOOL_NAMES = ("read_file", "list_dir", "search_files", "write_file", "edit_file", "shell_exec")
+
+
+class RuleConfig(BaseModel):
+    """One persistent approval rule, as written in the config file's ``[[rules]]`` tables."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["allow", "deny"]
+    tool: str
+    command: str = ""
+    """shell_exec only: the words a command must start with (``git status``); empty: any."""
+    workspace: str | None = None
+    """A project rule: only in this workspace. Without it the rule applies everywhere."""
+
+    @model_validator(mode="after")
+    def _known_tool(self) -> RuleConfig:
+        if self.tool not in TOOL_NAMES:
+            raise ValueError(f"unknown tool {self.tool!r}; the tools are {', '.join(TOOL_NAMES)}")
+        if self.command and self.tool != "shell_exec":
+            raise ValueError("a command prefix only applies to shell_exec")
+        return self
 
 
 class ConfigError(ValueError):
@@ -52,6 +77,12 @@ class Settings(BaseSettings):
     """Write every session to the user data folder (``pheron-tui sessions`` lists them)."""
     chat_max_tokens: int = Field(1024, ge=1)
     plan_max_tokens: int = Field(2048, ge=1)
+    sandbox: SandboxMode = "auto"
+    """Run shell commands in bubblewrap: when installed (auto), always (require), never (off)."""
+    sandbox_network: bool = False
+    """Let sandboxed shell commands reach the network."""
+    rules: list[RuleConfig] = Field(default_factory=list)
+    """Persistent approval rules (``[[rules]]`` tables)."""
 
     @classmethod
     def settings_customise_sources(

@@ -45,8 +45,12 @@ class PlainPrinter:
             case ev.ClarifyRequested(question=question):
                 self.out.write(printable(question) + "\n")
                 self.out.flush()
-            case ev.ToolCallProposed(tool=tool, arguments=arguments, risk=risk):
+            case ev.ToolCallProposed(
+                tool=tool, arguments=arguments, risk=risk, risk_reasons=reasons
+            ):
                 self._say(f"→ {tool} {json.dumps(arguments, ensure_ascii=False)} [{risk}]")
+                for reason in reasons:
+                    self._say(f"  ⚠ {reason}")
             case ev.ToolCallDecided(decision="denied", by=by):
                 self._say(f"  denied ({by})")
             case ev.ToolCallFinished(ok=ok, observation=observation, duration_ms=ms):
@@ -90,6 +94,13 @@ async def run_headless(
     err = err or sys.stderr
     bus: EventBus = runtime.bus
     printer = JsonPrinter(out) if as_json else PlainPrinter(out, err)
+    if runtime.orchestrator.settings.policy == "all":
+        err.write(
+            "pheron-tui: WARNING: --approve all: every tool call runs without asking, shell "
+            "commands included; only deny rules still stop a call\n"
+        )
+    if runtime.sandbox.prefix is None and runtime.orchestrator.settings.policy != "none":
+        err.write(f"pheron-tui: shell commands: {runtime.sandbox.label}\n")
     subscription = bus.add_subscriber(maxsize=1_000_000)
     printing = asyncio.create_task(_print_events(subscription, printer))
     runtime.start_recording()

@@ -11,13 +11,16 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from pheron_tui.config import Settings
+from pheron_tui.config import Settings, default_config_path
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.core.rules import RuleBook
 from pheron_tui.providers.base import Provider, ProviderError
+from pheron_tui.rules_file import rules_for
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
+from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox
 from pheron_tui.tools.builtin import default_registry
 
 
@@ -31,6 +34,9 @@ class Runtime:
     bus: EventBus
     provider: Provider
     orchestrator: Orchestrator
+    sandbox: Sandbox
+    config_path: Path
+    """Where persistent approval rules are saved."""
     store: SessionStore | None = None
     resumed: LoadedSession | None = None
 
@@ -41,6 +47,8 @@ class Runtime:
         default_policy: Policy,
         session: LoadedSession,
         provider: Provider | None = None,
+        config_path: Path | None = None,
+        sandbox: Sandbox | None = None,
     ) -> Runtime:
         """Continue a recorded session: same id, the conversation restored, seq and turns
         going on from where the log ends."""
@@ -50,6 +58,8 @@ class Runtime:
             provider=provider,
             session_id=session.header.session_id,
             first_seq=session.last_seq + 1,
+            config_path=config_path,
+            sandbox=sandbox,
         )
         runtime.orchestrator.restore(session.conversation(), session.last_turn_id)
         runtime.resumed = session
@@ -63,23 +73,38 @@ class Runtime:
         provider: Provider | None = None,
         session_id: str | None = None,
         first_seq: int = 1,
+        config_path: Path | None = None,
+        sandbox: Sandbox | None = None,
     ) -> Runtime:
         """Build everything; raises ProviderError when the provider cannot even be built."""
         from pheron_tui.providers.select import create_provider
 
         bus = EventBus(session_id or new_session_id(), first_seq=first_seq)
         provider = provider or create_provider(settings)
+        sandbox = sandbox or choose_sandbox(
+            settings.sandbox, settings.workspace, settings.sandbox_network
+        )
         agent = AgentSettings(
             workspace=settings.workspace,
             policy=settings.approve or default_policy,
             max_steps=settings.max_steps,
             shell_timeout_s=settings.shell_timeout_s,
             output_cap_chars=settings.output_cap_chars,
+            shell_prefix=sandbox.prefix,
+            shell_refusal=sandbox.refusal,
+            rules=RuleBook(rules_for(settings.rules, settings.workspace)),
             chat_max_tokens=settings.chat_max_tokens,
             plan_max_tokens=settings.plan_max_tokens,
         )
         orchestrator = Orchestrator(provider, default_registry(), bus, agent)
-        return cls(settings=settings, bus=bus, provider=provider, orchestrator=orchestrator)
+        return cls(
+            settings=settings,
+            bus=bus,
+            provider=provider,
+            orchestrator=orchestrator,
+            sandbox=sandbox,
+            config_path=config_path or default_config_path(),
+        )
 
     async def load_model(self) -> bool:
         """Load the model, reporting progress on the bus; False (and an error event) on failure."""

@@ -14,3 +14,19 @@ def alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
+
+
+def running_with(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker``: works whatever pid namespace
+    (sandbox) the processes were started in, since /proc shows them all from here."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in command and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found

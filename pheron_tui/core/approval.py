@@ -1,17 +1,20 @@
 """ApprovalGate: decides whether a proposed tool call may run.
 
 Policies: ``ask`` waits for the user's decision; ``read-only`` runs read tools by itself and asks
-for the rest; ``all`` runs everything; ``none`` denies everything. "Always" from the user
-allows that tool for the rest of the session.
+for the rest; ``all`` runs everything; ``none`` denies everything. Rules (``core/rules.py``)
+sit on top: a deny rule always wins, even over ``all``; an allow rule approves a call unless it
+is dangerous. "Always" from the user adds session rules for what the call did.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pheron_tui.core.events import Risk
+from pheron_tui.core.rules import SHELL_TOOL, Rule, RuleBook, command_prefix
 
 Policy = Literal["ask", "read-only", "all", "none"]
 UserChoice = Literal["approve", "always", "deny"]
@@ -30,40 +33,76 @@ class GateDecision:
         return "auto_approved" if self.auto else "approved"
 
 
+@dataclass(frozen=True)
+class CallFacts:
+    """What the gate needs to know about one call."""
+
+    tool: str
+    risk: Risk
+    commands: Sequence[Sequence[str]] | None = None
+    """The simple commands of a shell call, as parsed; None for other tools."""
+    raw_command: str = ""
+    reasons: Sequence[str] = field(default_factory=tuple)
+
+    def always_rules(self) -> list[Rule]:
+        """The session rules an "always" answer adds: the tool, or each command's prefix."""
+        if self.risk == "dangerous":
+            return []  # never turn a dangerous call into a standing permission
+        if self.tool != SHELL_TOOL:
+            return [Rule("allow", self.tool)]
+        prefixes = dict.fromkeys(command_prefix(argv) for argv in self.commands or ())
+        return [Rule("allow", SHELL_TOOL, prefix) for prefix in prefixes if prefix]
+
+
 class ApprovalGate:
-    def __init__(self, policy: Policy = "ask") -> None:
+    def __init__(self, policy: Policy = "ask", rules: RuleBook | None = None) -> None:
         self.policy: Policy = policy
-        self.always_allowed: set[str] = set()
+        self.rules = rules or RuleBook()
         self._pending: dict[str, asyncio.Future[UserChoice]] = {}
+        self._facts: dict[str, CallFacts] = {}
 
     @property
     def pending(self) -> list[str]:
         return list(self._pending)
 
-    def automatic(self, tool: str, risk: Risk) -> GateDecision | None:
+    def facts(self, call_id: str) -> CallFacts | None:
+        """What a waiting call is (for a UI that offers "always" only where it applies)."""
+        return self._facts.get(call_id)
+
+    def automatic(self, call: CallFacts) -> GateDecision | None:
         """The decision when no one needs to be asked, else None."""
         if self.policy == "none":
             return GateDecision(approved=False, auto=True, by="policy:none")
-        if risk == "dangerous":
-            return None if self.policy != "all" else GateDecision(True, True, "policy:all")
+        matched = self.rules.match(call.tool, call.commands, call.raw_command)
+        if matched is not None and matched.action == "deny":
+            return GateDecision(approved=False, auto=True, by=matched.by)
         if self.policy == "all":
             return GateDecision(approved=True, auto=True, by="policy:all")
-        if tool in self.always_allowed:
-            return GateDecision(approved=True, auto=True, by=f"rule:always {tool}")
-        if self.policy == "read-only" and risk == "read":
+        if call.risk == "dangerous":
+            return None  # a rule or a policy short of "all" never approves this by itself
+        if matched is not None:
+            return GateDecision(approved=True, auto=True, by=matched.by)
+        if self.policy == "read-only" and call.risk == "read":
             return GateDecision(approved=True, auto=True, by="policy:read-only")
         return None
 
-    async def wait(self, call_id: str, tool: str) -> GateDecision:
+    async def wait(self, call_id: str, call: CallFacts) -> GateDecision:
         """Wait for ``decide(call_id, …)``; cancelling the caller withdraws the question."""
         future: asyncio.Future[UserChoice] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
+        self._facts[call_id] = call
         try:
             choice = await future
         finally:
             self._pending.pop(call_id, None)
+            self._facts.pop(call_id, None)
         if choice == "always":
-            self.always_allowed.add(tool)
+            added = call.always_rules()
+            for rule in added:
+                self.rules.add(rule)
+            if added:
+                shown = ", ".join(rule.describe() for rule in added)
+                return GateDecision(approved=True, auto=False, by=f"user (always: {shown})")
         return GateDecision(approved=choice != "deny", auto=False, by="user")
 
     def decide(self, call_id: str, choice: UserChoice) -> bool:

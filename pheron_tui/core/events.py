@@ -63,6 +63,8 @@ class ToolCallProposed(Event):
     arguments: dict[str, Any]
     ubid: str
     risk: Risk
+    risk_reasons: list[str] = Field(default_factory=list)
+    """Why a call is dangerous, in words a user can check against the arguments."""
 
 
 class ToolCallDecided(Event):

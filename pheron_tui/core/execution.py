@@ -11,9 +11,10 @@ import time
 from typing import TYPE_CHECKING
 
 from pheron_tui.core import events as ev
-from pheron_tui.core.approval import ApprovalGate
+from pheron_tui.core.approval import ApprovalGate, CallFacts
 from pheron_tui.core.bus import EventBus
-from pheron_tui.tools.registry import PreparedCall, ToolContext, ubid
+from pheron_tui.tools.registry import PreparedCall, RiskAssessment, ToolContext, ubid
+from pheron_tui.tools.sandbox import PathRefused, resolve_path, shorten
 
 if TYPE_CHECKING:  # the orchestrator imports this module
     from pheron_tui.core.orchestrator import AgentSettings
@@ -44,8 +45,12 @@ class ToolExecutor:
                 ev.ToolOutputDelta, turn_id, call_id=call_id, text=text
             ),
             shell_prefix=self.settings.shell_prefix,
+            shell_refusal=self.settings.shell_refusal,
         )
-        risk = tool.risk_for(args, context)
+        try:
+            assessment = tool.assess(args, context)
+        except Exception as exc:  # an assessment bug must not let a call through unchecked
+            assessment = RiskAssessment("dangerous", [f"its risk could not be assessed ({exc})"])
         self.bus.emit(
             ev.ToolCallProposed,
             turn_id,
@@ -53,13 +58,33 @@ class ToolExecutor:
             tool=tool.name,
             arguments=call.arguments,
             ubid=ubid(tool.name),
-            risk=risk,
+            risk=assessment.tier,
+            risk_reasons=assessment.reasons,
+        )
+        if (refusal := self._path_refusal(call)) is not None:
+            # Nothing to ask about: the tool would refuse it anyway.
+            self.bus.emit(
+                ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by="workspace"
+            )
+            self.bus.emit(
+                ev.ToolCallFinished,
+                turn_id,
+                call_id=call_id,
+                ok=False,
+                observation=refusal,
+                duration_ms=0.0,
+            )
+            return False, refusal
+        facts = CallFacts(
+            tool=tool.name,
+            risk=assessment.tier,
+            commands=assessment.commands,
+            raw_command=str(getattr(args, "command", "")),
+            reasons=tuple(assessment.reasons),
         )
         started = time.perf_counter()
         try:
-            decision = self.gate.automatic(tool.name, risk) or await self.gate.wait(
-                call_id, tool.name
-            )
+            decision = self.gate.automatic(facts) or await self.gate.wait(call_id, facts)
             self.bus.emit(
                 ev.ToolCallDecided,
                 turn_id,
@@ -73,6 +98,8 @@ class ToolExecutor:
                         "Tool calls are turned off (approval policy 'none'); this call did not "
                         "run. Answer without tools."
                     )
+                elif decision.by.startswith("rule:"):
+                    observation = f"A rule denied this call ({decision.by}); it did not run."
                 else:
                     observation = "The user denied this call; it did not run."
                 self.bus.emit(
@@ -90,7 +117,10 @@ class ToolExecutor:
                 result = await tool.run(args, context)
                 ok, observation = result.ok, _cap(result.observation)
             except (OSError, ValueError, RuntimeError) as exc:
-                ok, observation = False, f"the tool failed: {type(exc).__name__}: {exc}"
+                ok, observation = (
+                    False,
+                    f"the tool failed: {type(exc).__name__}: {shorten(str(exc), 300)}",
+                )
         except asyncio.CancelledError:
             self.bus.emit(
                 ev.ToolCallFinished,
@@ -110,3 +140,14 @@ class ToolExecutor:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         return ok, observation
+
+    def _path_refusal(self, call: PreparedCall) -> str | None:
+        for name in call.tool.path_fields:
+            value = getattr(call.args, name, None)
+            if value is None:
+                continue
+            try:
+                resolve_path(self.settings.workspace, value)
+            except PathRefused as exc:
+                return f"Refused: {exc}"
+        return None

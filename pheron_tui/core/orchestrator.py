@@ -30,6 +30,7 @@ from pheron_tui.core.prompts import (
     native_planning_system,
     observation_message,
 )
+from pheron_tui.core.rules import RuleBook
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.providers.base import Provider, ProviderError
 from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolRegistry, ubid
@@ -47,6 +48,8 @@ class AgentSettings:
     shell_timeout_s: float = 60.0
     output_cap_chars: int = 16_000
     shell_prefix: list[str] | None = None
+    shell_refusal: str | None = None
+    rules: RuleBook = field(default_factory=RuleBook)
     chat_max_tokens: int = 1024
     plan_max_tokens: int = 2048
 
@@ -86,7 +89,7 @@ class Orchestrator:
         self.registry = registry
         self.bus = bus
         self.settings = settings
-        self.gate = ApprovalGate(settings.policy)
+        self.gate = ApprovalGate(settings.policy, settings.rules)
         self.executor = ToolExecutor(bus, self.gate, settings)
         self.history: list[Message] = []
         self.critic = CriticAgent(provider, self._generate_quietly)

@@ -6,6 +6,7 @@ be while still stating the output format.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pheron_tui.core.messages import ToolSpec
@@ -84,8 +85,17 @@ def critic_user(request: str, observations: list[str], answer: str) -> str:
 
 
 def observation_message(tool: str, observation: str) -> str:
-    """Tool output handed back to the model, delimited so it reads as data."""
-    return f'<tool_output tool="{tool}">\n{observation}\n</tool_output>'
+    """Tool output handed back to the model, delimited so it reads as data.
+
+    Output that contains the delimiters or chat-template tokens itself (a file or a web page
+    trying to end the data early and talk as the user) has them defused, so the data always
+    ends where we end it.
+    """
+    defused = re.sub(r"<(/?)(tool_output)", r"<\1\2_", observation, flags=re.IGNORECASE)
+    # Chat-template control tokens (<|im_end|>, <|im_start|>) in text are read as real ones by
+    # most tokenizers: one in a file would end the tool message and open a forged turn.
+    defused = defused.replace("<|", "<\u200b|")
+    return f'<tool_output tool="{tool}">\n{defused}\n</tool_output>'
 
 
 def call_error_message(problem: str, legacy: bool) -> str:

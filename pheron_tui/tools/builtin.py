@@ -10,8 +10,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pheron_tui.tools.registry import Tool, ToolContext, ToolRegistry, ToolResult
+from pheron_tui.tools.registry import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
 from pheron_tui.tools.sandbox import PathRefused, display_path, resolve_path, run_shell
+from pheron_tui.tools.shell_risk import assess_shell
 
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
 _MAX_READ_BYTES = 2_000_000
@@ -68,6 +69,7 @@ class ReadFile(Tool):
     name = "read_file"
     description = "Read a text file in the workspace. Lines are numbered from 1."
     risk = "read"
+    path_fields = ("path",)
 
     class Args(_Args):
         path: str = Field(description="File path, relative to the workspace")
@@ -93,6 +95,7 @@ class ListDir(Tool):
     name = "list_dir"
     description = "List the entries of a directory in the workspace; directories end with '/'."
     risk = "read"
+    path_fields = ("path",)
 
     class Args(_Args):
         path: str = Field(".", description="Directory, relative to the workspace")
@@ -127,6 +130,7 @@ class SearchFiles(Tool):
         "prints path:line: text for each match."
     )
     risk = "read"
+    path_fields = ("path",)
 
     class Args(_Args):
         pattern: str = Field(description="Regular expression (or plain text) to look for")
@@ -181,6 +185,7 @@ class WriteFile(Tool):
     name = "write_file"
     description = "Write a text file in the workspace, replacing it if it exists."
     risk = "write"
+    path_fields = ("path",)
 
     class Args(_Args):
         path: str = Field(description="File path, relative to the workspace")
@@ -192,9 +197,9 @@ class WriteFile(Tool):
         except PathRefused as exc:
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
-        if path.exists() and not path.is_file():
-            return ToolResult(ok=False, observation=f"{shown} exists and is not a regular file")
         try:
+            if path.exists() and not path.is_file():
+                return ToolResult(ok=False, observation=f"{shown} exists and is not a regular file")
             path.parent.mkdir(parents=True, exist_ok=True)
             await asyncio.to_thread(path.write_text, args.content, "utf-8")
         except OSError as exc:
@@ -207,6 +212,7 @@ class EditFile(Tool):
     name = "edit_file"
     description = "Replace one exact occurrence of `old` with `new` in a text file."
     risk = "write"
+    path_fields = ("path",)
 
     class Args(_Args):
         path: str = Field(description="File path, relative to the workspace")
@@ -245,7 +251,17 @@ class ShellExec(Tool):
             None, gt=0, le=3600, description="Seconds before the command is killed"
         )
 
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        found = assess_shell(args.command, ctx.workspace)
+        return RiskAssessment(
+            tier=found.tier,
+            reasons=found.reasons,
+            commands=[command.argv for command in found.parsed.commands],
+        )
+
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        if ctx.shell_refusal:
+            return ToolResult(ok=False, observation=f"Refused: {ctx.shell_refusal}")
         timeout = args.timeout_s or ctx.shell_timeout_s
         result = await run_shell(
             args.command,

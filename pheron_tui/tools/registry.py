@@ -28,6 +28,16 @@ class ToolContext:
     on_output: Callable[[str], None] = field(default=lambda _text: None)
     shell_prefix: list[str] | None = None
     """An argv that wraps shell commands (the sandbox), or None to run them directly."""
+    shell_refusal: str | None = None
+    """Why shell commands may not run at all (a sandbox was required but is missing)."""
+
+
+@dataclass
+class RiskAssessment:
+    tier: Risk
+    reasons: list[str] = field(default_factory=list)
+    commands: list[list[str]] | None = None
+    """For shell commands: the argv of every simple command, which approval rules match."""
 
 
 @dataclass
@@ -42,9 +52,12 @@ class Tool(ABC):
     Args: ClassVar[type[BaseModel]]
     risk: ClassVar[Risk] = "read"
 
-    def risk_for(self, args: BaseModel, ctx: ToolContext) -> Risk:
+    path_fields: ClassVar[tuple[str, ...]] = ()
+    """Arguments that name files: checked against the workspace before anyone is asked."""
+
+    def assess(self, args: BaseModel, ctx: ToolContext) -> RiskAssessment:
         """The risk of this particular call; tools that can do more than their tier override it."""
-        return self.risk
+        return RiskAssessment(self.risk)
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...

@@ -23,6 +23,14 @@ class PathRefused(ValueError):
     """A path that leaves the workspace or cannot be used; the message is for the model."""
 
 
+def shorten(text: str, limit: int = 120) -> str:
+    """A path short enough to quote back: a 6,000-character name helps nobody."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
+
+
 def resolve_path(workspace: Path, raw: str) -> Path:
     """Resolve ``raw`` against the workspace, refusing anything that ends up outside it."""
     if not isinstance(raw, str) or not raw.strip():
@@ -36,10 +44,10 @@ def resolve_path(workspace: Path, raw: str) -> Path:
     try:
         resolved = candidate.resolve(strict=False)
     except (OSError, RuntimeError) as exc:  # symlink loops, names too long
-        raise PathRefused(f"the path {raw!r} cannot be resolved: {exc}") from None
+        raise PathRefused(f"the path {shorten(raw)!r} cannot be resolved: {exc}") from None
     if resolved != root and not resolved.is_relative_to(root):
         raise PathRefused(
-            f"the path {raw!r} is outside the workspace {str(root)!r}; "
+            f"the path {shorten(raw)!r} is outside the workspace {str(root)!r}; "
             "only paths inside the workspace can be used"
         )
     return resolved
@@ -50,8 +58,8 @@ def display_path(workspace: Path, path: Path) -> str:
     try:
         relative = path.relative_to(workspace.resolve())
     except ValueError:
-        return str(path)
-    return str(relative) or "."
+        return shorten(str(path))
+    return shorten(str(relative)) or "."
 
 
 _SECRET_NAME = re.compile(

@@ -24,6 +24,7 @@ from pheron_tui.session.store import LoadedSession
 from pheron_tui.ui.bridge import BusEvents, pump_events
 from pheron_tui.ui.screens.confirm import ConfirmScreen
 from pheron_tui.ui.screens.help import HelpScreen
+from pheron_tui.ui.screens.rules import RulesScreen
 from pheron_tui.ui.screens.sessions import SessionPicker
 from pheron_tui.ui.widgets.chat import ChatPane
 from pheron_tui.ui.widgets.critic import CriticPane
@@ -53,6 +54,7 @@ class PheronApp(App[None]):
         Binding("escape", "interrupt", "Interrupt", id="interrupt"),
         Binding("ctrl+t", "toggle_thinking", "Thinking pane", id="toggle-thinking"),
         Binding("ctrl+o", "sessions", "Sessions", id="sessions"),
+        Binding("ctrl+r", "rules", "Rules", id="rules"),
         Binding("f1", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     ]
@@ -103,6 +105,9 @@ class PheronApp(App[None]):
             status.model = f"replay of {self.replay.header.session_id}"
             self.play_back()
             return
+        status.sandbox = self.runtime.sandbox.label
+        if self.orchestrator.settings.policy == "all":
+            self.call_later(self._warn_all_approved)
         self.runtime.start_recording()
         if self.runtime.resumed is not None:
             self.call_later(self._show_resumed, self.runtime.resumed)
@@ -112,6 +117,14 @@ class PheronApp(App[None]):
             self.model_ready = True
             status.state = "idle"
         self.query_one("#prompt", Input).focus()
+
+    async def _warn_all_approved(self) -> None:
+        warning = (
+            "Approval policy 'all': every tool call runs without asking, shell commands and "
+            "dangerous ones included. Only deny rules still stop a call."
+        )
+        await self.query_one(ChatPane).add_note(warning, "error")
+        self.notify(warning, title="No approvals", severity="error", timeout=10)
 
     async def _show_resumed(self, session: LoadedSession) -> None:
         """Draw a resumed conversation with the same code that drew it live."""
@@ -161,11 +174,19 @@ class PheronApp(App[None]):
     # -- actions ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "decide":
-            return bool(self.orchestrator.gate.pending)
+            pending = self.orchestrator.gate.pending
+            if not pending or self.screen is not self.screen_stack[0]:
+                return False  # no call waits, or a dialog is over the card being decided
+            if parameters == ("always",):  # never a standing permission for a dangerous call
+                facts = self.orchestrator.gate.facts(pending[0])
+                return facts is not None and bool(facts.always_rules())
+            return True
         if action == "interrupt":
             return self.orchestrator.busy
         if action == "sessions":
             return self.replay is None and not self.orchestrator.busy
+        if action == "rules":
+            return self.replay is None
         return True
 
     def action_decide(self, choice: UserChoice) -> None:
@@ -189,6 +210,15 @@ class PheronApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def action_rules(self) -> None:
+        self.push_screen(
+            RulesScreen(
+                self.orchestrator.gate.rules,
+                self.runtime.config_path,
+                self.runtime.settings.workspace,
+            )
+        )
+
     def action_sessions(self) -> None:
         async def chosen(session: LoadedSession | None) -> None:
             if session is not None:
@@ -208,6 +238,8 @@ class PheronApp(App[None]):
             self.orchestrator.settings.policy,
             session,
             provider=self.runtime.provider,
+            config_path=self.runtime.config_path,
+            sandbox=self.runtime.sandbox,
         )
         self.orchestrator = self.runtime.orchestrator
         self._shown_at.clear()
@@ -286,10 +318,13 @@ class PheronApp(App[None]):
             case ev.AnswerDelta(text=text):
                 status.state = "answering"
                 await chat.add_answer_text(text)
-            case ev.ToolCallProposed(call_id=call_id, tool=tool, arguments=arguments, risk=risk):
+            case ev.ToolCallProposed(
+                call_id=call_id, tool=tool, arguments=arguments, risk=risk, risk_reasons=reasons
+            ):
                 await chat.end_answer()
-                card = await tools.add_card(call_id, tool, arguments, risk)
-                if call_id in self.orchestrator.gate.pending:
+                card = await tools.add_card(call_id, tool, arguments, risk, reasons)
+                if facts := self.orchestrator.gate.facts(call_id):
+                    card.offer_always([rule.describe() for rule in facts.always_rules()])
                     self._wait_for_decision(card)
             case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by):
                 if card := tools.cards.get(call_id):
@@ -305,6 +340,7 @@ class PheronApp(App[None]):
             case ev.ToolCallFinished(call_id=call_id, ok=ok, observation=obs, duration_ms=ms):
                 if card := tools.cards.get(call_id):
                     card.finish(ok, obs, ms)
+                    tools.show(card)
                 self._decision_made()
             case ev.ClarifyRequested(question=question):
                 await chat.add_note(question, "clarify")
@@ -340,8 +376,8 @@ class PheronApp(App[None]):
         prompt.disabled = True
         self._shown_at[card.call_id] = time.monotonic()
         self.query_one("#side").add_class("-waiting")
-        card.focus()
-        card.scroll_visible()
+        card.focus(scroll_visible=False)
+        self.query_one(ToolLog).show(card)
         self.query_one(StatusBar).state = "waiting for your approval"
 
     def _decision_made(self) -> None:

@@ -14,6 +14,7 @@ from pheron_tui.core.approval import Policy
 from pheron_tui.providers.base import ProviderError
 from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.runtime import Runtime
+from pheron_tui.tools.bubblewrap import Sandbox
 from pheron_tui.ui.app import PheronApp
 
 Input.cursor_blink = False  # a blinking cursor makes screenshots differ
@@ -28,11 +29,12 @@ def make_app(
     workspace: Path,
     policy: Policy = "ask",
     provider: ScriptedProvider | None = None,
+    sandbox: Sandbox | None = None,
     **replies: list[Any],
 ) -> PheronApp:
     provider = provider or ScriptedProvider(Script.model_validate({"replies": replies}))
     settings = Settings(provider="scripted", workspace=workspace)
-    runtime = Runtime.create(settings, default_policy=policy, provider=provider)
+    runtime = Runtime.create(settings, default_policy=policy, provider=provider, sandbox=sandbox)
     app = PheronApp(runtime)
     app.DECISION_GUARD_S = 0.0  # tests press keys at once; the guard has its own test
     return app

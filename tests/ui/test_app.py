@@ -12,7 +12,7 @@ from pheron_tui.ui.widgets.chat import AssistantMessage, Note, UserMessage
 from pheron_tui.ui.widgets.critic import VerdictCard
 from pheron_tui.ui.widgets.tool_log import ToolCard
 
-from ..processes import alive
+from ..processes import running_with
 from .helpers import BrokenProvider, idle, make_app, send, slow_chat_provider, wait_for
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
@@ -48,7 +48,7 @@ async def test_always_allows_the_tool_for_the_session(workspace: Path) -> None:
         await wait_for(pilot, lambda: idle(app))
         first, second = app.query(ToolCard)
         assert (first.status, second.status) == ("ok", "ok")
-        assert second.by == "rule:always list_dir"
+        assert second.by == "rule:session: allow list_dir"
 
 
 async def test_deny_tells_the_model_and_marks_the_card(workspace: Path) -> None:
@@ -117,17 +117,18 @@ async def test_escape_interrupts_a_stream(workspace: Path) -> None:
 
 
 async def test_escape_kills_a_running_shell_command(workspace: Path) -> None:
-    call = '<tool_call>{"name": "shell_exec", "arguments": {"command": "sleep 60 & echo $! > bg.pid; sleep 60"}}</tool_call>'
+    """Escape kills the command and the child it sent to the background, sandboxed or not."""
+    call = '<tool_call>{"name": "shell_exec", "arguments": {"command": "sleep 61.25 & sleep 60.25"}}</tool_call>'
     app = make_app(workspace, policy="all", classify=["task"], plan=[call])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "sleep")
-        pid_file = workspace / "bg.pid"
-        await wait_for(pilot, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+        await wait_for(
+            pilot, lambda: len(running_with("sleep 61.25")) >= 1 and running_with("sleep 60.25")
+        )
         await pilot.press("escape")
         await wait_for(pilot, lambda: idle(app))
         assert app.query_one(ToolCard).status == "cancelled"
-        child = int(pid_file.read_text())
-        await wait_for(pilot, lambda: not alive(child), timeout=3)
+        await wait_for(pilot, lambda: not running_with("61.25"), timeout=3)
 
 
 async def test_markup_and_escape_sequences_are_shown_literally(workspace: Path) -> None:

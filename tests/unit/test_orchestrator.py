@@ -61,7 +61,10 @@ async def test_ask_policy_waits_for_the_user(make_agent) -> None:
     result = await asyncio.wait_for(turn, 2)
     assert result.status == "finished"
     decisions = [(d.decision, d.by) for d in agent.of("ToolCallDecided")]
-    assert decisions == [("approved", "user"), ("auto_approved", "rule:always list_dir")]
+    assert decisions == [
+        ("approved", "user (always: allow list_dir)"),
+        ("auto_approved", "rule:session: allow list_dir"),
+    ]
 
 
 async def test_denied_call_is_observed_by_the_model(make_agent) -> None:

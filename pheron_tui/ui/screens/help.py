@@ -21,10 +21,11 @@ the `ask` policy, waits for you.
 | --- | --- |
 | `enter` | send the message in the input line |
 | `y` | approve the waiting tool call once |
-| `a` | approve it and always allow this tool for the rest of the session |
+| `a` | approve it and allow the same for the session (not offered for a dangerous call) |
 | `n` | deny the waiting tool call (the model is told it was denied) |
 | `escape` | interrupt the running turn: stops generation, kills a running command |
 | `ctrl+t` | hide or show the thinking pane |
+| `ctrl+r` | approval rules: revoke (`d`), keep for this project (`p`) or everywhere (`u`) |
 | `ctrl+o` | sessions: pick a recorded session and carry it on (not during a turn) |
 | `f1` | this help |
 | `ctrl+q` | quit (asks first while a turn is running) |
@@ -45,10 +46,27 @@ Every session is written to disk as it happens. `ctrl+o` lists them, newest firs
 resumes the one highlighted: its conversation is shown and the model sees it all again. The
 session you leave stays on disk and can be resumed the same way.
 
+## Rules
+
+`a` allows the tool from now on, or for a shell command its program and subcommand
+(`git status`, `pytest`, `python -m pytest`): `git status; rm -rf ~` is still asked about,
+because `rm` has no rule. `ctrl+r` lists the rules in force; session rules can be kept in the
+config file for this project or for every project. Deny rules are written there by hand:
+
+    [[rules]]
+    action = "deny"
+    tool = "shell_exec"
+    command = "git push"
+
 ## Safety
 
-Text from the model and from tools is always shown literally: markup and terminal control
-sequences are displayed, never interpreted. Tools can only touch files inside the workspace.
+Every call carries a risk tier on its card: read, write, execute or **dangerous** (deleting many
+files, privilege escalation, running downloaded code, writing outside the workspace, using the
+network), with the reasons. A dangerous call always asks, whatever the rules say. Shell
+commands run inside bubblewrap when it is installed (status bar: system read-only, workspace
+writable, no network). Text from the model and from tools is always shown literally: markup and
+terminal control sequences are displayed, never interpreted. File tools refuse any path outside
+the workspace before anyone is asked.
 """
 
 

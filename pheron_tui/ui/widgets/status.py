@@ -13,9 +13,10 @@ class StatusBar(Static):
     state: reactive[str] = reactive("loading")
     model: reactive[str] = reactive("")
     usage: reactive[str] = reactive("")
+    sandbox: reactive[str] = reactive("")
 
     def render(self) -> Content:
-        parts = [self.model, self.state]
+        parts = [self.model, self.sandbox, self.state]
         if self.usage:
             parts.append(self.usage)
         return Content(printable("  ·  ".join(p for p in parts if p)))

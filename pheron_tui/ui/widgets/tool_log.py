@@ -33,7 +33,9 @@ class ToolCard(Vertical, can_focus=True):
         "cancelled": "cancelled",
     }
 
-    def __init__(self, call_id: str, tool: str, arguments: dict, risk: str) -> None:
+    def __init__(
+        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: list[str] = ()
+    ) -> None:
         super().__init__(classes=f"tool-card -risk-{risk}")
         self.call_id = call_id
         self.tool = tool
@@ -46,11 +48,16 @@ class ToolCard(Vertical, can_focus=True):
         self._arguments = Static(
             literal(json.dumps(arguments, indent=2, ensure_ascii=False)), classes="tool-arguments"
         )
+        self._reasons = Static(
+            literal("\n".join(f"⚠ {reason}" for reason in reasons)), classes="tool-reasons"
+        )
+        self._reasons.display = bool(reasons)
         self._hint = Static(literal("y approve · a always · n deny"), classes="tool-hint")
         self._preview = Static(classes="tool-preview")
 
     def compose(self) -> ComposeResult:
         yield self._header
+        yield self._reasons
         yield VerticalScroll(self._arguments, classes="tool-arguments-box")
         yield self._hint
         yield self._preview
@@ -69,6 +76,14 @@ class ToolCard(Vertical, can_focus=True):
         took = f" · {self.duration_ms / 1000:.1f} s" if self.duration_ms is not None else ""
         self._header.update(literal(f"{self.tool} · {self.risk} · {label}{who}{took}"))
         self._hint.display = status == "pending"
+
+    def offer_always(self, allows: list[str]) -> None:
+        """Say what "always" would allow from now on, or that it is not offered."""
+        if allows:
+            text = f"y approve · a always ({', '.join(allows)}, this session) · n deny"
+        else:
+            text = 'y approve once · n deny · (no "always" for a dangerous call)'
+        self._hint.update(literal(text))
 
     def add_output(self, text: str) -> None:
         self._output = (self._output + text)[-OUTPUT_KEEP_CHARS:]
@@ -101,15 +116,20 @@ class ToolLog(VerticalScroll):
         self.border_title = "Tool calls"
         self.cards: dict[str, ToolCard] = {}
 
-    def on_mount(self) -> None:
-        self.anchor()
+    def show(self, card: ToolCard) -> None:
+        """Bring a card's header into view once it is laid out. Not an anchored log: a card
+        can be taller than the pane, and its header (tool, risk, status) is what matters."""
+        self.call_after_refresh(card.scroll_visible, top=True, animate=False, immediate=True)
 
     async def clear(self) -> None:
         self.cards.clear()
         await self.remove_children()
 
-    async def add_card(self, call_id: str, tool: str, arguments: dict, risk: str) -> ToolCard:
-        card = ToolCard(call_id, tool, arguments, risk)
+    async def add_card(
+        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: list[str] = ()
+    ) -> ToolCard:
+        card = ToolCard(call_id, tool, arguments, risk, list(reasons))
         self.cards[call_id] = card
         await self.mount(card)
+        self.show(card)
         return card
