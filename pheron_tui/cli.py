@@ -36,6 +36,16 @@ def _common_options(default: Any = None) -> argparse.ArgumentParser:
         help="'bundled' (default), a Hugging Face repo id, a model folder or a .gguf",
     )
     group.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="for --provider openai: the server's base URL (default: OpenRouter)",
+    )
+    group.add_argument(
+        "--tool-mode",
+        choices=["auto", "native", "legacy"],
+        help="for --provider openai: function calling, the prompted CALL format, or auto",
+    )
+    group.add_argument(
         "--script", type=Path, metavar="FILE", help="JSON replies for --provider scripted"
     )
     group.add_argument(
@@ -141,6 +151,8 @@ _SETTING_FLAGS = (
     "shell_timeout_s",
     "sandbox",
     "sandbox_network",
+    "base_url",
+    "tool_mode",
 )
 
 

@@ -77,6 +77,18 @@ class Settings(BaseSettings):
     """Write every session to the user data folder (``pheron-tui sessions`` lists them)."""
     chat_max_tokens: int = Field(1024, ge=1)
     plan_max_tokens: int = Field(2048, ge=1)
+    base_url: str = "https://openrouter.ai/api/v1"
+    """For --provider openai: the server's OpenAI-compatible base URL (ends in /v1)."""
+    api_key_env: str | None = None
+    """The variable holding the API key; default OPENROUTER_API_KEY for OpenRouter, else
+    OPENAI_API_KEY. Local servers need none."""
+    tool_mode: Literal["auto", "native", "legacy"] = "auto"
+    """For --provider openai: native function calling, the prompted legacy format, or native
+    falling back to legacy when the server rejects tools."""
+    max_retries: int = Field(3, ge=0, le=10)
+    """Retries on 429, 5xx and dropped connections, with exponential backoff."""
+    connect_timeout_s: float = Field(10.0, gt=0, le=600)
+    read_timeout_s: float = Field(120.0, gt=0, le=3600)
     sandbox: SandboxMode = "auto"
     """Run shell commands in bubblewrap: when installed (auto), always (require), never (off)."""
     sandbox_network: bool = False

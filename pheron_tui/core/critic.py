@@ -14,7 +14,7 @@ from typing import Literal
 
 from pheron_tui.core.messages import CompletionRequest, Message
 from pheron_tui.core.prompts import CRITIC_SYSTEM, critic_user
-from pheron_tui.providers.base import ChoiceScorer, Provider
+from pheron_tui.providers.base import ChoiceScorer, Provider, ScoringUnavailable
 
 Verdict = Literal["PASS", "FAIL"]
 NO_OBSERVATION = "No observation found."
@@ -72,19 +72,12 @@ class CriticAgent:
             return Review("PASS", "the agent asked a clarifying question; nothing ran", auto=True)
         request = self._request(request_text, observations, answer)
         if isinstance(self.provider, ChoiceScorer):
-            scores = await self.provider.score_choices(request, ("PASS", "FAIL"))
-            verdict: Verdict = "PASS" if scores["PASS"] >= scores["FAIL"] else "FAIL"
-            reason_request = request.model_copy(
-                update={
-                    "messages": [
-                        *request.messages,
-                        Message(role="assistant", content=f"{verdict}:"),
-                        Message(role="user", content="Give the reason in one short sentence."),
-                    ]
-                }
-            )
-            reason = (await self.generate(reason_request)).strip().splitlines()
-            return Review(verdict, reason[0] if reason else "", auto=False)
+            try:
+                scores = await self.provider.score_choices(request, ("PASS", "FAIL"))
+            except ScoringUnavailable:
+                scores = None  # a server without logprobs: generate and parse instead
+            if scores is not None:
+                return await self._scored_review(request, scores)
         reply = await self.generate(request)
         parsed = parse_verdict(reply)
         if parsed is None:
@@ -93,3 +86,17 @@ class CriticAgent:
             return Review("FAIL", f"the critic gave no verdict (it said: {shown})", auto=False)
         verdict, reason = parsed
         return Review(verdict, reason or "(no reason given)", auto=False)
+
+    async def _scored_review(self, request: CompletionRequest, scores: dict[str, float]) -> Review:
+        verdict: Verdict = "PASS" if scores["PASS"] >= scores["FAIL"] else "FAIL"
+        reason_request = request.model_copy(
+            update={
+                "messages": [
+                    *request.messages,
+                    Message(role="assistant", content=f"{verdict}:"),
+                    Message(role="user", content="Give the reason in one short sentence."),
+                ]
+            }
+        )
+        reason = (await self.generate(reason_request)).strip().splitlines()
+        return Review(verdict, reason[0] if reason else "", auto=False)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
-from pheron_tui.providers.base import ChoiceScorer, Provider
+from pheron_tui.providers.base import ChoiceScorer, Provider, ScoringUnavailable
 
 CLASSIFY_MAX_TOKENS = 64
 LABELS: tuple[Intent, Intent] = ("chat", "task")
@@ -67,8 +67,13 @@ async def classify(
 ) -> Classification:
     request = classify_request(text)
     if isinstance(provider, ChoiceScorer):
-        scores = await provider.score_choices(request, LABELS)
-        return Classification(intent=max(LABELS, key=lambda label: scores[label]), method="scored")
+        try:
+            scores = await provider.score_choices(request, LABELS)
+        except ScoringUnavailable:
+            pass  # a server without logprobs: generate and parse instead
+        else:
+            best = max(LABELS, key=lambda label: scores[label])
+            return Classification(intent=best, method="scored")
     reply = await generate(request)
     intent = parse_intent(reply)
     if intent is None:

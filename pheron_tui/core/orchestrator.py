@@ -32,7 +32,7 @@ from pheron_tui.core.prompts import (
 )
 from pheron_tui.core.rules import RuleBook
 from pheron_tui.core.streaming import StreamedReply, stream_reply
-from pheron_tui.providers.base import Provider, ProviderError
+from pheron_tui.providers.base import Provider, ProviderError, ToolsRejected
 from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolRegistry, ubid
 
 log = logging.getLogger("pheron_tui.orchestrator")
@@ -227,13 +227,10 @@ class Orchestrator:
         )
 
     async def _run_task(self, turn_id: int, state: _TaskState) -> TurnResult:
-        legacy = not self.provider.native_tools
         schemas = self.registry.schemas()
         for step in range(1, self.settings.max_steps + 1):
-            request = self._planning_request(legacy)
-            reply = await stream_reply(
-                self.provider, self.bus, turn_id, request, step=step, hold_markup=True
-            )
+            reply = await self._plan_step(turn_id, step)
+            legacy = not self.provider.native_tools
             parsed = parse_reply(reply.answer, schemas)
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -258,6 +255,25 @@ class Orchestrator:
         raise _TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
+
+    async def _plan_step(self, turn_id: int, step: int) -> StreamedReply:
+        """One planning request; when a server turns out not to take ``tools``, the same step
+        is asked again in the legacy CALL format (the provider has switched)."""
+        legacy = not self.provider.native_tools
+        try:
+            return await stream_reply(
+                self.provider,
+                self.bus,
+                turn_id,
+                self._planning_request(legacy),
+                step=step,
+                hold_markup=True,
+            )
+        except ToolsRejected as exc:
+            if legacy or self.provider.native_tools:  # it did not switch: do not loop
+                raise
+            self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
+            return await self._plan_step(turn_id, step)
 
     @staticmethod
     def _provider_call(name: str, arguments: dict[str, Any] | str) -> ParsedCall:

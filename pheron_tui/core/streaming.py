@@ -113,25 +113,30 @@ async def stream_reply(
                 shown_parts.append(visible)
                 deltas.add("answer", visible)
 
-    async for chunk in provider.stream(request):
-        if isinstance(chunk, TextChunk):
-            chunks += 1
-            if first_token_at is None:
-                first_token_at = time.perf_counter()
-            route(guard.feed(chunk.text))
-        elif isinstance(chunk, ReasoningChunk):
-            if first_token_at is None:
-                first_token_at = time.perf_counter()
-            route([("think", chunk.text)])
-        elif isinstance(chunk, ToolCallChunk):
-            reply.provider_calls.append(chunk)
-        elif isinstance(chunk, StartChunk):
-            if chunk.starts_in_think:
-                guard = ThinkGuard(starts_in_think=True)
-        elif isinstance(chunk, UsageChunk):
-            reply.usage = chunk.usage
-        elif isinstance(chunk, DoneChunk):
-            reply.finish_reason = chunk.finish_reason
+    try:
+        async for chunk in provider.stream(request):
+            if isinstance(chunk, TextChunk):
+                chunks += 1
+                if first_token_at is None:
+                    first_token_at = time.perf_counter()
+                route(guard.feed(chunk.text))
+            elif isinstance(chunk, ReasoningChunk):
+                if first_token_at is None:
+                    first_token_at = time.perf_counter()
+                route([("think", chunk.text)])
+            elif isinstance(chunk, ToolCallChunk):
+                reply.provider_calls.append(chunk)
+            elif isinstance(chunk, StartChunk):
+                if chunk.starts_in_think:
+                    guard = ThinkGuard(starts_in_think=True)
+            elif isinstance(chunk, UsageChunk):
+                reply.usage = chunk.usage
+            elif isinstance(chunk, DoneChunk):
+                reply.finish_reason = chunk.finish_reason
+    except BaseException:
+        # What arrived before a failure or a cancel still reaches the screen and the log.
+        deltas.flush()
+        raise
     route(guard.finish())
     if hold is not None and show_answer and (rest := hold.finish()):
         shown_parts.append(rest)

@@ -16,6 +16,15 @@ class ProviderError(RuntimeError):
     """A provider could not answer; the message is shown to the user as it is."""
 
 
+class ToolsRejected(ProviderError):
+    """The server refused the ``tools`` parameter; the provider now uses the legacy format,
+    and the same request should be made again."""
+
+
+class ScoringUnavailable(ProviderError):
+    """``score_choices`` cannot work here (no logprobs); generate and parse instead."""
+
+
 @runtime_checkable
 class Provider(Protocol):
     name: str

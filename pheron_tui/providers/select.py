@@ -18,7 +18,25 @@ def create_provider(settings: Settings) -> Provider:
         from pheron_tui.providers.mlx import MLXProvider
 
         return MLXProvider(settings.model)
-    raise ProviderError(
-        f"the {settings.provider!r} provider is not available in this version; "
-        "use --provider mlx or --provider scripted"
-    )
+    if settings.provider == "openai":
+        import os
+
+        from pheron_tui.providers.openai_compat import OpenAIProvider, default_key_env
+
+        if settings.model == "bundled":
+            raise ProviderError(
+                "--provider openai needs --model NAME: the model id the server serves "
+                "(for OpenRouter, e.g. qwen/qwen3-8b)"
+            )
+        key_env = settings.api_key_env or default_key_env(settings.base_url)
+        return OpenAIProvider(
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key=os.environ.get(key_env),
+            key_env=key_env,
+            tool_mode=settings.tool_mode,
+            max_retries=settings.max_retries,
+            connect_timeout_s=settings.connect_timeout_s,
+            read_timeout_s=settings.read_timeout_s,
+        )
+    raise ProviderError(f"unknown provider {settings.provider!r}")
