@@ -10,6 +10,7 @@ from typing import Any
 
 from pheron_tui import __version__
 from pheron_tui.config import ConfigError, Settings, default_config_path, load_settings
+from pheron_tui.providers.select import choose_engine
 
 EXIT_USAGE = 2
 
@@ -27,8 +28,12 @@ def _common_options(default: Any = None) -> argparse.ArgumentParser:
         metavar="FILE",
         help=f"config file (default: {default_config_path()})",
     )
+    engine, why = choose_engine()
     group.add_argument(
-        "--provider", choices=["mlx", "openai", "scripted"], help="model engine (default: mlx)"
+        "--provider",
+        choices=["auto", "mlx", "llamacpp", "openai", "scripted"],
+        help="model engine; auto (default) picks mlx on Apple Silicon, else llamacpp when "
+        f"installed, else mlx (here: {engine}, {why})",
     )
     group.add_argument(
         "--model",

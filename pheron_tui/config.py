@@ -19,7 +19,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 APP_NAME = "pheron-tui"
 ENV_PREFIX = "PHERON_"
 
-ProviderName = Literal["mlx", "openai", "scripted"]
+ProviderName = Literal["auto", "mlx", "llamacpp", "openai", "scripted"]
 ApprovalPolicy = Literal["ask", "read-only", "all", "none"]
 
 
@@ -59,8 +59,9 @@ def default_config_path() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", validate_default=True)
 
-    provider: ProviderName = "mlx"
-    """Which engine runs the model."""
+    provider: ProviderName = "auto"
+    """Which engine runs the model; auto picks mlx on Apple Silicon, else llamacpp when it is
+    installed, else mlx."""
     model: str = "bundled"
     """``bundled``, a Hugging Face repo id, a local MLX folder or a .gguf file."""
     script: Path | None = None

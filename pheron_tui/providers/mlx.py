@@ -18,6 +18,7 @@ import copy
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from functools import partial
 from typing import Any
 
 from pheron_tui.core.messages import (
@@ -31,16 +32,11 @@ from pheron_tui.core.messages import (
 )
 from pheron_tui.providers.base import ProviderError
 from pheron_tui.providers.models import ModelError, Progress, display_name, local_model_path
+from pheron_tui.providers.threaded import Cancelled, stream_on_thread
 
 PREFILL_STEP = 512
 """Prefill chunk size: small enough that a cancel during a long prompt is noticed quickly."""
 CACHE_ENTRIES = 8
-
-_DONE = object()
-
-
-class _Cancelled(Exception):
-    """Raised inside the MLX thread to abandon a prefill or a generation."""
 
 
 class MLXProvider:
@@ -140,7 +136,7 @@ class MLXProvider:
 
         for start in range(0, len(tokens), PREFILL_STEP):
             if stop is not None and stop.is_set():
-                raise _Cancelled
+                raise Cancelled
             self._model(mx.array(tokens[start : start + PREFILL_STEP])[None], cache=cache)
             mx.eval([c.state for c in cache])
 
@@ -159,41 +155,9 @@ class MLXProvider:
     # -- generation ----------------------------------------------------------------------------
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
         await self.load()
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-
-        def emit(item: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-        job = loop.run_in_executor(self._thread, self._generate_sync, request, emit, stop)
-        try:
-            while True:
-                item = await queue.get()
-                if item is _DONE:
-                    break
-                yield item
-            await job  # re-raises a ProviderError from the thread
-        finally:
-            stop.set()
-            if not job.done():
-                # Wait for the thread to notice, so the next request never overlaps this one.
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(job)
-
-    def _generate_sync(
-        self, request: CompletionRequest, emit: Callable[[Any], None], stop: threading.Event
-    ) -> None:
-        try:
-            self._generate(request, emit, stop)
-        except _Cancelled:
-            pass
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise ProviderError(f"generation failed: {type(exc).__name__}: {exc}") from None
-        finally:
-            emit(_DONE)
+        work = partial(self._generate, request)
+        async for chunk in stream_on_thread(self._thread, work):
+            yield chunk
 
     def _generate(
         self, request: CompletionRequest, emit: Callable[[Any], None], stop: threading.Event
@@ -220,7 +184,7 @@ class MLXProvider:
 
         def check_stop(_done: int, _total: int) -> None:
             if stop.is_set():
-                raise _Cancelled
+                raise Cancelled
 
         generated: list[int] = []
         first_at: float | None = None

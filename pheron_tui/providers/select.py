@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import importlib.util
+import platform
+
 from pheron_tui.config import Settings
 from pheron_tui.providers.base import Provider, ProviderError
 
 
+def choose_engine() -> tuple[str, str]:
+    """The in-process engine for ``--provider auto``, and why, in a few words."""
+    if platform.system() == "Darwin" and platform.machine() == "arm64":
+        return "mlx", "Apple Silicon"
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return "llamacpp", "fastest here"
+    return "mlx", "llama.cpp not installed"
+
+
 def create_provider(settings: Settings) -> Provider:
     """Build (not load) the provider; raise ProviderError with a clear message."""
+    if settings.provider == "auto":
+        engine, why = choose_engine()
+        provider = create_provider(settings.model_copy(update={"provider": engine}))
+        provider.engine_reason = f"auto: {why}"  # type: ignore[attr-defined]
+        return provider
     if settings.provider == "scripted":
         from pheron_tui.providers.scripted import ScriptedProvider, load_script
 
@@ -18,6 +35,15 @@ def create_provider(settings: Settings) -> Provider:
         from pheron_tui.providers.mlx import MLXProvider
 
         return MLXProvider(settings.model)
+    if settings.provider == "llamacpp":
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ProviderError(
+                "--provider llamacpp needs llama-cpp-python; install it with the README's "
+                "pheron-tui[llamacpp] command"
+            )
+        from pheron_tui.providers.llamacpp import LlamaCppProvider
+
+        return LlamaCppProvider(settings.model)
     if settings.provider == "openai":
         import os
 

@@ -96,7 +96,10 @@ class PheronApp(App[None]):
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
         provider = self.runtime.provider
-        status.model = f"{provider.name}: {getattr(provider, 'display_model', provider.model)}"
+        engine = provider.name
+        if reason := getattr(provider, "engine_reason", ""):
+            engine += f" ({reason})"
+        status.model = f"{engine}: {getattr(provider, 'display_model', provider.model)}"
         self.pump()
         if self.replay is not None:
             prompt = self.query_one("#prompt", Input)
