@@ -78,6 +78,11 @@ def _common_options(default: Any = None) -> argparse.ArgumentParser:
         help="seconds before a shell command is killed (default: 60)",
     )
     group.add_argument(
+        "--constrained",
+        choices=["on", "off"],
+        help="constrain tool calls to the tools' grammar on in-process engines (default: on)",
+    )
+    group.add_argument(
         "--sandbox",
         choices=["auto", "require", "off"],
         help="run shell commands in bubblewrap: auto (when installed; default), require "
@@ -163,6 +168,8 @@ _SETTING_FLAGS = (
 
 def _settings_from(args: argparse.Namespace) -> Settings:
     flags: dict[str, Any] = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
+    if getattr(args, "constrained", None) is not None:
+        flags["constrained"] = args.constrained == "on"
     return load_settings(flags, config_path=args.config)
 
 

@@ -90,6 +90,8 @@ class Settings(BaseSettings):
     """Retries on 429, 5xx and dropped connections, with exponential backoff."""
     connect_timeout_s: float = Field(10.0, gt=0, le=600)
     read_timeout_s: float = Field(120.0, gt=0, le=3600)
+    constrained: bool = True
+    """In-process engines constrain tool calls to the tools' grammar (llguidance)."""
     sandbox: SandboxMode = "auto"
     """Run shell commands in bubblewrap: when installed (auto), always (require), never (off)."""
     sandbox_network: bool = False

@@ -114,6 +114,7 @@ class Usage(Event):
     tokens_per_s: float
     ttft_ms: float
     purpose: Phase = "chat"
+    mask_ms_per_token: float = 0.0
 
 
 class ModelLoading(Event):

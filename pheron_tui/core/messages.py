@@ -70,7 +70,7 @@ class CompletionRequest(BaseModel):
     max_tokens: int = 1024
     purpose: Purpose = "chat"
     temperature: float = 0.0
-    tool_choice: Literal["auto", "required"] = "auto"
+    tool_choice: Literal["auto", "required", "none"] = "auto"
 
 
 class Usage(BaseModel):
@@ -79,6 +79,8 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     tokens_per_s: float = 0.0
     ttft_ms: float = 0.0
+    mask_ms_per_token: float = 0.0
+    """Time spent building tool-call masks per constrained token (0 when unconstrained)."""
 
 
 class CompletionResponse(BaseModel):

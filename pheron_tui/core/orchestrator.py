@@ -37,6 +37,20 @@ from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolRegistry,
 
 log = logging.getLogger("pheron_tui.orchestrator")
 
+
+def unsummarised_answer(result: tuple[str, str]) -> str:
+    tool, observation = result
+    return (
+        f"The model did not put the result into words, so here it is as {tool} returned it:"
+        f"\n\n```\n{observation}\n```"
+    )
+
+
+REPEATED_CALL_MESSAGE = (
+    "You just made this exact call; its result is above. Do not call it again. Answer the "
+    "request from that result."
+)
+
 REPEATED_FAILURE_LIMIT = 3
 
 
@@ -75,6 +89,10 @@ class _TaskState:
     observations: list[str] = field(default_factory=list)
     last_failure: tuple[str, str] | None = None
     failure_streak: int = 0
+    last_success: tuple[str, str] | None = None
+    answer_now: bool = False
+    """The model repeated its last successful call: the next step must answer, not call."""
+    last_result: tuple[str, str] = ("", "")
 
 
 class Orchestrator:
@@ -210,7 +228,9 @@ class Orchestrator:
         return TurnResult("finished", answer=reply.answer)
 
     # -- task ----------------------------------------------------------------------------------
-    def _planning_request(self, legacy: bool) -> CompletionRequest:
+    def _planning_request(
+        self, legacy: bool, step: int = 1, answer_now: bool = False
+    ) -> CompletionRequest:
         workspace = self.settings.workspace.resolve()
         specs = self.registry.specs()
         if legacy:
@@ -220,7 +240,12 @@ class Orchestrator:
             system = native_planning_system(workspace)
         return CompletionRequest(
             messages=[Message(role="system", content=system), *self.history],
-            tools=[] if legacy else specs,
+            # Legacy prompts describe the tools in the system prompt; the specs still travel
+            # so an engine can constrain the CALL to them. A model without native tool
+            # calling is asked for a call outright on the first step: small ones otherwise
+            # describe the answer instead of looking it up.
+            tools=specs,
+            tool_choice="none" if answer_now else "required" if legacy and step == 1 else "auto",
             enable_thinking=True,
             max_tokens=self.settings.plan_max_tokens,
             purpose="plan",
@@ -229,9 +254,16 @@ class Orchestrator:
     async def _run_task(self, turn_id: int, state: _TaskState) -> TurnResult:
         schemas = self.registry.schemas()
         for step in range(1, self.settings.max_steps + 1):
-            reply = await self._plan_step(turn_id, step)
+            answer_now, state.answer_now = state.answer_now, False
+            reply = await self._plan_step(turn_id, step, answer_now)
             legacy = not self.provider.native_tools
             parsed = parse_reply(reply.answer, schemas)
+            if answer_now and (parsed.kind == "tool_calls" or not parsed.text):
+                # Asked for the answer, the model still only repeats the call (small models
+                # do): the result it keeps asking for is the answer, said plainly as such.
+                return await self._finish_task(
+                    turn_id, state, reply, unsummarised_answer(state.last_result)
+                )
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
             calls = [self._provider_call(c.name, c.arguments) for c in reply.provider_calls]
@@ -256,7 +288,7 @@ class Orchestrator:
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
 
-    async def _plan_step(self, turn_id: int, step: int) -> StreamedReply:
+    async def _plan_step(self, turn_id: int, step: int, answer_now: bool) -> StreamedReply:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched)."""
         legacy = not self.provider.native_tools
@@ -265,7 +297,7 @@ class Orchestrator:
                 self.provider,
                 self.bus,
                 turn_id,
-                self._planning_request(legacy),
+                self._planning_request(legacy, step, answer_now),
                 step=step,
                 hold_markup=True,
             )
@@ -273,7 +305,7 @@ class Orchestrator:
             if legacy or self.provider.native_tools:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
-            return await self._plan_step(turn_id, step)
+            return await self._plan_step(turn_id, step, answer_now)
 
     @staticmethod
     def _provider_call(name: str, arguments: dict[str, Any] | str) -> ParsedCall:
@@ -382,7 +414,23 @@ class Orchestrator:
                 )
                 self._note_outcome(state, ("malformed", item), ok=False)
                 continue
+            key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
+            if key == state.last_success:
+                # Small models loop on a call that already worked. Running it again tells
+                # them nothing new; saying so, and asking for the answer, does.
+                self.bus.emit(
+                    ev.ErrorRaised,
+                    turn_id,
+                    message=f"the model repeated its last call ({item.tool.name}); "
+                    "it was not run again",
+                    recoverable=True,
+                )
+                self._answer_call(call_id, item.tool.name, REPEATED_CALL_MESSAGE, legacy)
+                state.answer_now = True
+                continue
             ok, observation = await self.executor.run(turn_id, call_id, item)
+            state.last_success = key if ok else None
+            state.last_result = (item.tool.name, observation)
             state.observations.append(f"{item.tool.name}: {observation}")
             self._answer_call(
                 call_id, item.tool.name, observation_message(item.tool.name, observation), legacy

@@ -135,7 +135,7 @@ def _decode_arguments(value: Any) -> tuple[dict[str, Any], str | None]:
         try:
             value = json.loads(value) if value.strip() else {}
         except ValueError as exc:
-            return {}, f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+            return {}, f"arguments are not valid JSON ({_json_problem(exc)})"
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, not {type(value).__name__}"
     return value, None
@@ -150,7 +150,7 @@ def _parse_json_call(body: str) -> ParsedCall:
             name=_guess_name(text),
             form="json",
             raw=body,
-            error=f"the call is not valid JSON ({exc.msg} at position {exc.pos})",
+            error=f"the call is not valid JSON ({_json_problem(exc)})",
         )
     if not isinstance(data, dict):
         return ParsedCall(name="", form="json", raw=body, error="the call must be a JSON object")
@@ -214,7 +214,7 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
                     name=target,
                     form="legacy",
                     raw=raw,
-                    error=f"arguments are not valid JSON ({exc.msg} at position {exc.pos})",
+                    error=f"arguments are not valid JSON ({_json_problem(exc)})",
                 )
             )
             continue
@@ -275,3 +275,11 @@ class MarkupHold:
     def finish(self) -> str:
         held, self._held = self._held, ""
         return "" if self.stopped else held
+
+
+def _json_problem(exc: ValueError) -> str:
+    """Why JSON did not decode. Not every ValueError is a JSONDecodeError: a number with
+    thousands of digits fails Python's int conversion limit instead."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at position {exc.pos}"
+    return str(exc)[:120]

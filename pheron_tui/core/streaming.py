@@ -157,6 +157,7 @@ async def stream_reply(
         tokens_per_s=usage.tokens_per_s,
         ttft_ms=usage.ttft_ms,
         purpose=phase,
+        mask_ms_per_token=usage.mask_ms_per_token,
     )
     return reply
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import concurrent.futures
 import math
 import os
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -33,7 +33,10 @@ from pheron_tui.core.messages import (
 )
 from pheron_tui.providers.base import ProviderError
 from pheron_tui.providers.chat_template import ChatTemplate
-from pheron_tui.providers.models import ModelError, Progress, bundled_gguf, display_name
+from pheron_tui.providers.constrain import ToolCallConstraint
+from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
+from pheron_tui.providers.grammar import CallFormat, detect_format
+from pheron_tui.providers.models import ModelError, Progress, bundled_gguf
 from pheron_tui.providers.threaded import Emit, stream_on_thread
 
 CONTEXT_TOKENS = 8192
@@ -74,48 +77,34 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-class LlamaCppProvider:
+class LlamaCppProvider(InProcessEngine):
     name = "llamacpp"
 
     def __init__(
-        self, model: str = "bundled", threads: int | None = None, chat_template: str | None = None
+        self,
+        model: str = "bundled",
+        threads: int | None = None,
+        chat_template: str | None = None,
+        constrained: bool = True,
     ) -> None:
-        self.model = model
+        super().__init__(model, constrained)
+        self.threads = threads or os.cpu_count() or 2
         self.chat_template = chat_template
         """A template to use instead of the GGUF's own (some GGUFs ship a broken one)."""
-        self.threads = threads or os.cpu_count() or 2
-        self.progress: Progress = lambda _p, _m: None
-        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="llamacpp")
-        self._load_lock = asyncio.Lock()
         self._llm: Any = None
         self._template: ChatTemplate | None = None
         self._stop_tokens: set[int] = set()
         self._checkpoints: list[tuple[list[int], Any]] = []
-        self.last_usage: Usage | None = None
-        self.logits_processors: Callable[[CompletionRequest], list[LogitsProcessor]] | None = None
-        """Per-request processors ``(input_ids, logits) -> logits`` (constrained decoding,
-        forced replies in tests)."""
 
     @property
-    def display_model(self) -> str:
-        return display_name(self.model)
+    def _loaded(self) -> bool:
+        return self._llm is not None
 
     @property
     def native_tools(self) -> bool:
         return self._template is not None and self._template.takes_tools
 
-    async def _on_thread(self, function: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
-
     # -- loading -------------------------------------------------------------------------------
-    async def load(self, progress: Progress | None = None) -> None:
-        async with self._load_lock:
-            if self._llm is not None:
-                return
-            if progress is not None:
-                self.progress = progress
-            await self._on_thread(self._load_sync)
-
     def _load_sync(self) -> None:
         try:
             path = gguf_path(self.model, self.progress)
@@ -231,7 +220,7 @@ class LlamaCppProvider:
         text, prompt = self._render(request, thinking=request.enable_thinking)
         reused = self._reusable(prompt)
         emit(StartChunk(starts_in_think=text.rfind("<think>") > text.rfind("</think>")))
-        processors = self.logits_processors(request) if self.logits_processors else None
+        processors, constraint = self._processors(request)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         first_at: float | None = None
         last_at = 0.0
@@ -282,10 +271,43 @@ class LlamaCppProvider:
             if first_at and sampled > 1 and last_at > first_at
             else 0.0,
             ttft_ms=((first_at or ended) - started) * 1000,
+            mask_ms_per_token=mask_ms_per_token(constraint),
         )
         self.last_usage = usage
         emit(UsageChunk(usage=usage))
         emit(DoneChunk(finish_reason=finish))
+
+    # -- constrained decoding ------------------------------------------------------------------
+    def _make_lltokenizer(self) -> Any:
+        from llguidance.llamacpp import lltokenizer_from_vocab
+
+        with warnings.catch_warnings():
+            # llguidance calls a llama.cpp function deprecated in 0.3.36, once per token.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return lltokenizer_from_vocab(self._llm._model.vocab)
+
+    def _call_format(self) -> CallFormat:
+        assert self._template is not None
+        return detect_format(self._template.source) if self.native_tools else "legacy"
+
+    def _encode(self, text: str) -> list[int]:
+        return self._llm.tokenize(text.encode(), add_bos=False, special=True)
+
+    def _decode(self, token: int) -> str:
+        return self._llm.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+    def _eos(self) -> int:
+        return self._llm.token_eos()
+
+    @staticmethod
+    def _mask_processor(constraint: ToolCallConstraint) -> LogitsProcessor:
+        def apply(input_ids: Any, logits: Any) -> Any:
+            import numpy as np
+
+            mask = constraint.allowed(input_ids, logits.shape[-1])
+            return logits if mask is None else np.where(mask, logits, -np.inf)
+
+        return apply
 
     # -- scoring -------------------------------------------------------------------------------
     async def score_choices(

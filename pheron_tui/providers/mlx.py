@@ -12,7 +12,6 @@ the first screen.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import copy
 import threading
@@ -31,7 +30,10 @@ from pheron_tui.core.messages import (
     UsageChunk,
 )
 from pheron_tui.providers.base import ProviderError
-from pheron_tui.providers.models import ModelError, Progress, display_name, local_model_path
+from pheron_tui.providers.constrain import ToolCallConstraint
+from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
+from pheron_tui.providers.grammar import CallFormat, detect_format
+from pheron_tui.providers.models import ModelError, local_model_path
 from pheron_tui.providers.threaded import Cancelled, stream_on_thread
 
 PREFILL_STEP = 512
@@ -39,24 +41,18 @@ PREFILL_STEP = 512
 CACHE_ENTRIES = 8
 
 
-class MLXProvider:
+class MLXProvider(InProcessEngine):
     name = "mlx"
 
-    def __init__(self, model: str = "bundled") -> None:
-        self.model = model
-        self.progress: Progress = lambda _p, _m: None
-        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mlx")
-        self._load_lock = asyncio.Lock()
+    def __init__(self, model: str = "bundled", constrained: bool = True) -> None:
+        super().__init__(model, constrained)
         self._model: Any = None
         self._tok: Any = None
         self._cache: Any = None
-        self.last_usage: Usage | None = None
-        self.logits_processors: Callable[[CompletionRequest], list[Any]] | None = None
-        """Per-request mlx-lm logits processors (constrained decoding; forced replies in tests)."""
 
     @property
-    def display_model(self) -> str:
-        return display_name(self.model)
+    def _loaded(self) -> bool:
+        return self._model is not None
 
     @property
     def native_tools(self) -> bool:
@@ -66,18 +62,7 @@ class MLXProvider:
     def tokenizer(self) -> Any:
         return self._tok
 
-    async def _on_thread(self, function: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
-
     # -- loading -------------------------------------------------------------------------------
-    async def load(self, progress: Progress | None = None) -> None:
-        async with self._load_lock:
-            if self._model is not None:
-                return
-            if progress is not None:
-                self.progress = progress
-            await self._on_thread(self._load_sync)
-
     def _load_sync(self) -> None:
         try:
             path = local_model_path(self.model, self.progress)
@@ -190,7 +175,7 @@ class MLXProvider:
         first_at: float | None = None
         last = None
         sampler = make_sampler(temp=request.temperature)
-        processors = self.logits_processors(request) if self.logits_processors else None
+        processors, constraint = self._processors(request)
         for response in stream_generate(
             self._model,
             tok,
@@ -199,7 +184,7 @@ class MLXProvider:
             sampler=sampler,
             prompt_cache=cache,
             prompt_progress_callback=check_stop,
-            logits_processors=processors,
+            logits_processors=processors or None,
         ):
             if first_at is None:
                 first_at = time.perf_counter()
@@ -216,10 +201,49 @@ class MLXProvider:
             completion_tokens=len(generated),
             tokens_per_s=float(last.generation_tps) if last is not None else 0.0,
             ttft_ms=((first_at or time.perf_counter()) - started) * 1000,
+            mask_ms_per_token=mask_ms_per_token(constraint),
         )
         self.last_usage = usage
         emit(UsageChunk(usage=usage))
         emit(DoneChunk(finish_reason=last.finish_reason if last is not None else None))
+
+    # -- constrained decoding ------------------------------------------------------------------
+    def _make_lltokenizer(self) -> Any:
+        import llguidance.hf
+
+        return llguidance.hf.from_tokenizer(
+            self._tok._tokenizer, eos_token=sorted(self._tok.eos_token_ids)
+        )
+
+    def _call_format(self) -> CallFormat:
+        if not self.native_tools:
+            return "legacy"
+        template = self._tok.chat_template
+        return detect_format(str(template)) if template else "qwen_json"
+
+    def _encode(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False)
+
+    def _decode(self, token: int) -> str:
+        return self._tok.decode([token])
+
+    def _eos(self) -> int:
+        return sorted(self._tok.eos_token_ids)[0]
+
+    @staticmethod
+    def _mask_processor(constraint: ToolCallConstraint) -> Callable[[Any, Any], Any]:
+        """An mlx-lm logits processor. The mask is filled with numpy and applied with
+        ``mx.where``: llguidance's MLX kernel is Metal-only."""
+
+        def apply(tokens: Any, logits: Any) -> Any:
+            import mlx.core as mx
+
+            mask = constraint.allowed(tokens.tolist(), logits.shape[-1])
+            if mask is None:
+                return logits
+            return mx.where(mx.array(mask), logits, -mx.inf)
+
+        return apply
 
     # -- scoring -------------------------------------------------------------------------------
     async def score_choices(

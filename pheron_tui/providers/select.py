@@ -34,7 +34,7 @@ def create_provider(settings: Settings) -> Provider:
     if settings.provider == "mlx":
         from pheron_tui.providers.mlx import MLXProvider
 
-        return MLXProvider(settings.model)
+        return MLXProvider(settings.model, constrained=settings.constrained)
     if settings.provider == "llamacpp":
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(
@@ -43,7 +43,7 @@ def create_provider(settings: Settings) -> Provider:
             )
         from pheron_tui.providers.llamacpp import LlamaCppProvider
 
-        return LlamaCppProvider(settings.model)
+        return LlamaCppProvider(settings.model, constrained=settings.constrained)
     if settings.provider == "openai":
         import os
 

@@ -16,6 +16,10 @@ from pheron_tui.tools.shell_risk import assess_shell
 
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
 _MAX_READ_BYTES = 2_000_000
+# Bounds on string arguments. They are in the schemas, so a constrained call always ends: a
+# weak model cannot run a string on until the reply is cut off.
+PATH_CHARS = 4096
+TEXT_CHARS = 200_000
 
 
 class _Args(BaseModel):
@@ -72,8 +76,8 @@ class ReadFile(Tool):
     path_fields = ("path",)
 
     class Args(_Args):
-        path: str = Field(description="File path, relative to the workspace")
-        offset: int = Field(1, ge=1, description="First line to read (1-based)")
+        path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
+        offset: int = Field(1, ge=1, le=10**9, description="First line to read (1-based)")
         limit: int = Field(400, ge=1, le=5000, description="How many lines to read at most")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
@@ -98,7 +102,9 @@ class ListDir(Tool):
     path_fields = ("path",)
 
     class Args(_Args):
-        path: str = Field(".", description="Directory, relative to the workspace")
+        path: str = Field(
+            ".", max_length=PATH_CHARS, description="Directory, relative to the workspace"
+        )
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
@@ -133,8 +139,12 @@ class SearchFiles(Tool):
     path_fields = ("path",)
 
     class Args(_Args):
-        pattern: str = Field(description="Regular expression (or plain text) to look for")
-        path: str = Field(".", description="Directory to search, relative to the workspace")
+        pattern: str = Field(
+            max_length=1000, description="Regular expression (or plain text) to look for"
+        )
+        path: str = Field(
+            ".", max_length=PATH_CHARS, description="Directory to search, relative to the workspace"
+        )
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
@@ -188,8 +198,8 @@ class WriteFile(Tool):
     path_fields = ("path",)
 
     class Args(_Args):
-        path: str = Field(description="File path, relative to the workspace")
-        content: str = Field(description="The whole new content of the file")
+        path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
+        content: str = Field(max_length=TEXT_CHARS, description="The whole new content of the file")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
@@ -215,9 +225,13 @@ class EditFile(Tool):
     path_fields = ("path",)
 
     class Args(_Args):
-        path: str = Field(description="File path, relative to the workspace")
-        old: str = Field(min_length=1, description="Exact text to replace; must occur once")
-        new: str = Field(description="Replacement text")
+        path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
+        old: str = Field(
+            min_length=1,
+            max_length=TEXT_CHARS,
+            description="Exact text to replace; must occur once",
+        )
+        new: str = Field(max_length=TEXT_CHARS, description="Replacement text")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         loaded = await _load_text_file(ctx, args.path)
@@ -246,7 +260,7 @@ class ShellExec(Tool):
     risk = "execute"
 
     class Args(_Args):
-        command: str = Field(min_length=1, description="The shell command line")
+        command: str = Field(min_length=1, max_length=10_000, description="The shell command line")
         timeout_s: float | None = Field(
             None, gt=0, le=3600, description="Seconds before the command is killed"
         )

@@ -16,6 +16,7 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.orchestrator import AgentSettings
 from pheron_tui.tools.builtin import default_registry
+from pheron_tui.tools.registry import ToolCallError
 
 SECRET = "TOPSECRET-4711"
 CLEAR = (
@@ -29,6 +30,7 @@ CLEAR = (
     "cannot be resolved",
     "cannot be read",
     "could not write",
+    "invalid arguments",
 )
 
 
@@ -142,8 +144,12 @@ def executor(ws: Path) -> tuple[ToolExecutor, EventBus]:
 
 
 async def run(ws: Path, tool: str, **arguments: object) -> tuple[bool, str]:
+    """As the orchestrator runs a call: invalid arguments never reach the tool."""
     ex, _bus = executor(ws)
-    call = default_registry().prepare(tool, arguments)
+    try:
+        call = default_registry().prepare(tool, arguments)
+    except ToolCallError as exc:
+        return False, str(exc)
     return await ex.run(1, "c1", call)
 
 

@@ -130,6 +130,11 @@ pieces = st.one_of(
             "\ud800",
             "CALL(",
             " WITH {",
+            # A number past Python's int conversion limit: a ValueError, not a JSONDecodeError.
+            '<tool_call>{"name": "read_file", "arguments": {"offset": '
+            + "9" * 5000
+            + "}}</tool_call>",
+            'CALL(read_file) WITH {"offset": ' + "9" * 5000 + "}",
         ]
     ),
     tool_call(),

@@ -40,7 +40,8 @@ async def test_approve_runs_the_call_and_shows_output(workspace: Path) -> None:
 
 
 async def test_always_allows_the_tool_for_the_session(workspace: Path) -> None:
-    app = make_app(workspace, classify=["task"], plan=[LIST, LIST, "done"], critic=["PASS: ok"])
+    again = LIST.replace('"."', '"./"')  # the same tool, not a repeat of the same call
+    app = make_app(workspace, classify=["task"], plan=[LIST, again, "done"], critic=["PASS: ok"])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "list twice")
         await wait_for(pilot, lambda: pending(app))

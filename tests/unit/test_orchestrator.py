@@ -9,6 +9,7 @@ from pheron_tui.core.intent import parse_intent, rule_intent
 from pheron_tui.tools.registry import ubid
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
+LIST_SUB = '<tool_call>{"name": "list_dir", "arguments": {"path": "./"}}</tool_call>'
 
 
 async def test_chat_answers_directly_with_thinking_off(make_agent) -> None:
@@ -46,7 +47,7 @@ async def test_task_plans_with_tools_and_thinking_then_critic(make_agent) -> Non
 
 async def test_ask_policy_waits_for_the_user(make_agent) -> None:
     agent = make_agent(
-        policy="ask", classify=["task"], plan=[LIST, LIST, "done"], critic=["PASS: ok"]
+        policy="ask", classify=["task"], plan=[LIST, LIST_SUB, "done"], critic=["PASS: ok"]
     )
     turn = asyncio.create_task(agent.orchestrator.submit("list"))
     for _ in range(100):
@@ -131,7 +132,11 @@ async def test_legacy_path_uses_prompted_format_and_ubid(make_agent) -> None:
     result = await agent.orchestrator.submit("what do I need?")
     assert result.answer == "You need milk."
     plan = agent.provider.requests[1]
-    assert not plan.tools
+    # The specs still travel (an engine constrains the CALL to them); the first step asks
+    # for a call outright, the next one leaves the choice to the model.
+    assert {t.function.name for t in plan.tools} >= {"read_file"}
+    assert plan.tool_choice == "required"
+    assert agent.provider.requests[2].tool_choice == "auto"
     assert code in plan.messages[0].content and "CALL(" in plan.messages[0].content
     observation = agent.provider.requests[2].messages[-1]
     assert observation.role == "user" and "buy milk" in observation.content
@@ -253,3 +258,27 @@ def test_labelled_intent_set_is_large_and_balanced() -> None:
     ]
     labels = [r["intent"] for r in rows]
     assert len(rows) >= 40 and labels.count("chat") >= 15 and labels.count("task") >= 15
+
+
+async def test_a_repeated_successful_call_is_not_run_again(make_agent) -> None:
+    """Small models loop on a call that worked: the repeat is answered, not run, the next
+    step must answer, and a model that still only calls gets the result as the answer."""
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[
+            'CALL(list_dir) WITH {"path": "."}',
+            'CALL(list_dir) WITH {"path": "."}',
+            '<final>CALL(list_dir) WITH {"path": "."}',
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("list the files")
+    assert result.status == "finished"
+    assert len(agent.of("ToolCallStarted")) == 1
+    assert "notes.md" in result.answer and "did not put the result into words" in result.answer
+    assert [r.tool_choice for r in agent.provider.requests if r.purpose == "plan"] == [
+        "required",
+        "auto",
+        "none",
+    ]

@@ -150,3 +150,14 @@ PIECES = [
 def test_garbage_never_raises(pieces: list[str]) -> None:
     reply = parse_reply("".join(pieces), SCHEMAS)
     assert reply.kind in ("clarify", "tool_calls", "final")
+
+
+def test_a_number_too_long_for_python_is_a_malformed_call_not_a_crash() -> None:
+    huge = "9" * 5000
+    native = parse_reply(
+        f'<tool_call>{{"name": "read_file", "arguments": {{"offset": {huge}}}}}</tool_call>'
+    )
+    legacy = parse_reply(f'CALL(read_file) WITH {{"offset": {huge}}}')
+    for reply in (native, legacy):
+        assert reply.kind == "tool_calls"
+        assert "integer string conversion" in reply.calls[0].error

@@ -1,0 +1,241 @@
+"""BFCL v4 through pheron-tui's planning path: how good are the tool calls?
+
+Run: python bench/bfcl.py [--provider llamacpp|mlx] [--model bundled] [--constrained on|off]
+                          [--categories simple_python,multiple,irrelevance,live_simple]
+                          [--limit N] [--out FILE.jsonl]
+
+The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once with
+``pip download --no-deps`` into the user cache (its own dependency set is heavy and not
+needed: only the data files are read). Each case's functions become ToolSpecs; its question
+goes through the planning request the orchestrator builds (native or legacy prompt, the same
+tool_choice rule, the same parser), and the calls are scored with BFCL's AST rules: the right
+function, every required parameter, no unknown one, each value among the allowed ones (strings
+compared the way BFCL standardises them), ints for integers, ints or floats for floats.
+irrelevance is right when no call is made.
+
+``--out`` writes one line per case: BFCL's ``id``, the category, and the calls in BFCL's own
+answer format (``[{function_name: {argument: value}}]``, empty when no call), so any checker,
+BFCL's included, can re-score the run. Printed: per category the AST accuracy, the
+malformed-call rate (replies that tried to call and did not produce a valid call) and the
+time per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import platformdirs  # noqa: E402
+
+from pheron_tui.core.bus import EventBus  # noqa: E402
+from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
+from pheron_tui.core.parsing import parse_reply  # noqa: E402
+from pheron_tui.core.prompts import legacy_planning_system, native_planning_system  # noqa: E402
+from pheron_tui.core.streaming import stream_reply  # noqa: E402
+from pheron_tui.tools.registry import ubid  # noqa: E402
+
+BFCL_VERSION = "2026.3.23"
+CATEGORIES = ("simple_python", "multiple", "irrelevance", "live_simple")
+TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
+
+
+def data_folder() -> Path:
+    """The BFCL data files, fetched with pip the first time."""
+    folder = Path(platformdirs.user_cache_dir("pheron-tui")) / f"bfcl-{BFCL_VERSION}"
+    if (folder / "BFCL_v4_simple_python.json").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+             f"bfcl-eval=={BFCL_VERSION}", "-d", tmp],
+            check=True,
+        )
+        [wheel] = Path(tmp).glob("*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                if re.fullmatch(r"bfcl_eval/data/(possible_answer/)?BFCL_v4_[a-z_]+\.json", name):
+                    prefix = "answer_" if "possible_answer" in name else ""
+                    (folder / f"{prefix}{Path(name).name}").write_bytes(archive.read(name))
+    return folder
+
+
+def load(folder: Path, category: str) -> list[tuple[dict, list | None]]:
+    cases = [json.loads(line) for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines() if line.strip()]
+    answers_file = folder / f"answer_BFCL_v4_{category}.json"
+    answers = {}
+    if answers_file.is_file():
+        for line in answers_file.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                answers[row["id"]] = row["ground_truth"]
+    return [(case, answers.get(case["id"])) for case in cases]
+
+
+def to_schema(schema: Any) -> Any:
+    """BFCL's Python-flavoured schema types to JSON Schema."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "type" and isinstance(value, str):
+                mapped = TYPES.get(value, value)
+                if mapped is not None:
+                    out[key] = mapped
+            elif key in ("properties",) and isinstance(value, dict):
+                out[key] = {k: to_schema(v) for k, v in value.items()}
+            elif key in ("items", "additionalProperties"):
+                out[key] = to_schema(value)
+            else:
+                out[key] = value
+        return out
+    return schema
+
+
+def tool_specs(functions: list[dict]) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            function=FunctionSpec(
+                name=f["name"],
+                description=f.get("description", ""),
+                parameters=to_schema(f.get("parameters") or {"type": "dict", "properties": {}}),
+            )
+        )
+        for f in functions
+    ]
+
+
+def request_for(provider: Any, case: dict, specs: list[ToolSpec]) -> CompletionRequest:
+    """The orchestrator's first planning request for this question and these tools."""
+    legacy = not provider.native_tools
+    workspace = Path(".").resolve()
+    if legacy:
+        system = legacy_planning_system(workspace, specs, {s.function.name: ubid(s.function.name) for s in specs})
+    else:
+        system = native_planning_system(workspace)
+    turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
+    return CompletionRequest(
+        messages=[Message(role="system", content=system), *turns],
+        tools=specs,
+        tool_choice="required" if legacy else "auto",
+        enable_thinking=True,
+        max_tokens=2048,  # the orchestrator's plan_max_tokens
+        purpose="plan",
+    )
+
+
+def standardize(text: str) -> str:
+    return re.sub(r"[ ,./\-_*^]", "", text).lower().replace("'", '"')
+
+
+def value_ok(value: Any, allowed: list, schema: dict) -> bool:
+    kind = schema.get("type")
+    if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+        return False
+    if kind == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
+        return False
+    for option in allowed:
+        if option == "":
+            continue
+        if isinstance(option, str) and isinstance(value, str):
+            if standardize(option) == standardize(value):
+                return True
+        elif kind == "number" and isinstance(option, int | float) and isinstance(value, int | float):
+            if float(option) == float(value):
+                return True
+        elif option == value:
+            return True
+    return False
+
+
+def ast_match(calls: list[dict], truth: list[dict], specs: list[ToolSpec]) -> bool:
+    """BFCL's AST check for one expected call (simple, multiple, live_simple)."""
+    if len(calls) != 1 or len(truth) != 1:
+        return False
+    [(name, arguments)] = calls[0].items()
+    [(want, params)] = truth[0].items()
+    if name != want:
+        return False
+    spec = next(s for s in specs if s.function.name == name)
+    properties = spec.function.parameters.get("properties", {})
+    required = spec.function.parameters.get("required", [])
+    if any(r not in arguments for r in required) or any(a not in properties for a in arguments):
+        return False
+    for param, allowed in params.items():
+        if param not in arguments:
+            if "" not in allowed:
+                return False
+            continue
+        if not value_ok(arguments[param], allowed, properties.get(param, {})):
+            return False
+    return True
+
+
+async def run(args: argparse.Namespace) -> None:
+    from pheron_tui.providers.llamacpp import LlamaCppProvider
+    from pheron_tui.providers.mlx import MLXProvider
+
+    constrained = args.constrained == "on"
+    engine = {"llamacpp": LlamaCppProvider, "mlx": MLXProvider}[args.provider]
+    provider = engine(args.model, constrained=constrained)
+    await provider.load()
+    folder = data_folder()
+    bus = EventBus("bfcl")
+    out = open(args.out, "w") if args.out else None  # noqa: SIM115
+    print(f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
+          f" · first {args.limit} cases per category")
+    print(f"{'category':<16}{'cases':>6}{'AST acc':>9}{'malformed':>11}{'s/case':>8}")
+    for category in args.categories.split(","):
+        right = malformed = 0
+        cases = load(folder, category)[: args.limit]
+        started = time.perf_counter()
+        for case, truth in cases:
+            specs = tool_specs(case["function"])
+            reply = await stream_reply(provider, bus, 0, request_for(provider, case, specs), show_answer=False)
+            schemas = {s.function.name: s.function.parameters for s in specs}
+            parsed = parse_reply(reply.answer, schemas)
+            calls = []
+            tried = parsed.kind == "tool_calls" or bool(reply.provider_calls)
+            known = {s.function.name for s in specs}
+            valid = tried
+            for call in parsed.calls if parsed.kind == "tool_calls" else []:
+                if call.error or call.name not in known:
+                    valid = False
+                    continue
+                calls.append({call.name: call.arguments})
+            if tried and not valid:
+                malformed += 1
+            if category == "irrelevance":
+                right += not calls
+            elif truth is not None:
+                right += ast_match(calls, truth, specs)
+            if out:
+                out.write(json.dumps({"id": case["id"], "category": category, "result": calls}) + "\n")
+        elapsed = time.perf_counter() - started
+        n = max(len(cases), 1)
+        print(f"{category:<16}{len(cases):>6}{right / n:>9.1%}{malformed / n:>11.1%}{elapsed / n:>8.2f}")
+    if out:
+        out.close()
+    await provider.aclose()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", choices=["llamacpp", "mlx"], default="llamacpp")
+    parser.add_argument("--model", default="bundled")
+    parser.add_argument("--constrained", choices=["on", "off"], default="on")
+    parser.add_argument("--categories", default=",".join(CATEGORIES))
+    parser.add_argument("--limit", type=int, default=1000)
+    parser.add_argument("--out", type=Path)
+    asyncio.run(run(parser.parse_args()))

@@ -1,0 +1,134 @@
+"""Tool-call grammars (llguidance Lark) built from the ToolSpecs, one per call format.
+
+Each grammar describes what follows the call's start marker, so reasoning and prose stay
+free and only the call itself is constrained:
+
+* ``qwen_json`` (Qwen3, Hermes): after ``<tool_call>``:
+  ``\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``
+* ``qwen_xml`` (Qwen3.5, Qwen3-Coder): after ``<tool_call>``:
+  ``\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n…</function>\\n</tool_call>``
+* ``legacy`` (the spec's prompted format): after ``CALL(``: ``NAME) WITH {...}``
+
+Arguments follow each tool's JSON schema: required parameters, enum values and types, with
+compact separators (a weak model otherwise pads JSON with hundreds of spaces).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pheron_tui.core.messages import ToolSpec
+
+CallFormat = Literal["qwen_json", "qwen_xml", "legacy"]
+
+START_MARKERS: dict[CallFormat, str] = {
+    "qwen_json": "<tool_call>",
+    "qwen_xml": "<tool_call>",
+    "legacy": "CALL(",
+}
+END_MARKER = "</tool_call>"
+
+_COMPACT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+DEFAULT_MAX_STRING = 500
+DEFAULT_MAX_ITEMS = 50
+"""Bounds for strings and arrays whose schema sets none. A weak model otherwise writes one
+value until the token budget runs out, and a call cut off there is a malformed call (BFCL
+live_simple: 1 in 5 cut off at 2,000 characters a string, none at 500). A tool that takes
+longer text says so with maxLength, as write_file does."""
+
+
+def _bounded(schema: Any) -> Any:
+    """The schema with default bounds on every unbounded string and array inside it."""
+    if isinstance(schema, list):
+        return [_bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _bounded(value) for key, value in schema.items()}
+    kind = out.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "string" in kinds and "maxLength" not in out and "enum" not in out:
+        out["maxLength"] = DEFAULT_MAX_STRING
+    if "array" in kinds and "maxItems" not in out:
+        out["maxItems"] = DEFAULT_MAX_ITEMS
+    return out
+
+
+def _rule_name(prefix: str, name: str) -> str:
+    """A Lark rule name: lower case only (upper case would make it a terminal)."""
+    return prefix + "".join(c if c.isalnum() else "_" for c in name).lower()
+
+
+def _schema(schema: dict[str, Any]) -> str:
+    body = {"type": "object", "properties": {}, **_bounded(schema)}
+    body.setdefault("additionalProperties", False)
+    return json.dumps({**body, "x-guidance": _COMPACT})
+
+
+def _value_rule(spec: dict[str, Any]) -> str | None:
+    """A Lark rule for one XML parameter value, or None for a free string."""
+    if "enum" in spec:
+        return " | ".join(json.dumps(str(e)) for e in spec["enum"])
+    kind = spec.get("type", "string")
+    if kind == "integer":
+        return "/-?[0-9]{1,15}/"
+    if kind == "number":
+        return "/-?[0-9]{1,15}(\\.[0-9]{1,10})?/"
+    if kind == "boolean":
+        return '"true" | "false"'
+    if kind in ("object", "array") or isinstance(kind, list):
+        return "%json " + json.dumps({**_bounded(spec), "x-guidance": _COMPACT})
+    return None
+
+
+def body_grammar(
+    fmt: CallFormat, tools: list[ToolSpec], end: str = json.dumps(END_MARKER), lead: str = ""
+) -> str:
+    """The grammar for what follows the start marker. ``end`` is how the end marker is
+    written: a string literal, or a token reference such as ``<[151658]>`` when the
+    tokenizer has it as one token. ``lead`` puts the start marker itself in front (for a
+    reply that must be a call)."""
+    rules: list[str] = []
+    alternatives: list[str] = []
+    for index, spec in enumerate(tools):
+        function = spec.function
+        parameters = function.parameters or {}
+        rule = _rule_name(f"f{index}_", function.name)  # the index keeps lower-cased names apart
+        alternatives.append(rule)
+        if fmt == "legacy":
+            rules.append(
+                f"{rule}: {json.dumps(function.name + ') WITH ')} %json {_schema(parameters)}"
+            )
+        elif fmt == "qwen_json":
+            head = json.dumps(f'\n{{"name": "{function.name}", "arguments": ')
+            rules.append(f'{rule}: {head} %json {_schema(parameters)} "}}\\n" {end}')
+        else:
+            required = set(parameters.get("required", []))
+            parts = []
+            for number, (key, prop) in enumerate((parameters.get("properties") or {}).items()):
+                part = _rule_name(f"{rule}_p{number}_", key)
+                opening = json.dumps(f"<parameter={key}>\n")
+                value = _value_rule(prop)
+                if value is None:  # a free string, ended by the closing tag
+                    most = prop.get("maxLength", DEFAULT_MAX_STRING)
+                    repeat = f"{{0,{int(most)}}}"
+                    rules.append(f'{part}_v[lazy]: /(.|\\n){repeat}/ "\\n</parameter>\\n"')
+                    rules.append(f"{part}: {opening} {part}_v")
+                else:
+                    rules.append(f'{part}: {opening} ({value}) "\\n</parameter>\\n"')
+                parts.append(part if key in required else f"{part}?")
+            head = json.dumps(f"\n<function={function.name}>\n")
+            rules.append(f'{rule}: {head} {" ".join(parts)} "</function>\\n" {end}')
+    start = " | ".join(alternatives)
+    if lead:
+        start = f"{lead} ({start})"
+    return "%llguidance {}\nstart: " + start + "\n" + "\n".join(rules) + "\n"
+
+
+def detect_format(template: str) -> CallFormat:
+    """The call format a chat template teaches, judged from its text."""
+    if "<function=" in template:
+        return "qwen_xml"
+    if "<tool_call>" in template:
+        return "qwen_json"
+    return "legacy"

@@ -1,0 +1,178 @@
+"""Tool-call grammars: valid calls pass, every kind of malformed call is impossible."""
+
+from __future__ import annotations
+
+import llguidance
+import llguidance.hf
+import pytest
+
+from pheron_tui.core.messages import FunctionSpec, ToolSpec
+from pheron_tui.providers.constrain import build_constraint
+from pheron_tui.providers.grammar import body_grammar, detect_format
+from pheron_tui.tools.builtin import default_registry
+
+from ..mlx.tiny_models import QWEN3_STYLE_TEMPLATE, QWEN35_STYLE_TEMPLATE, _tokenizer
+
+WEATHER = ToolSpec(
+    function=FunctionSpec(
+        name="get_weather",
+        description="weather",
+        parameters={
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "unit": {"type": "string", "enum": ["C", "F"]},
+            },
+            "required": ["city", "days"],
+        },
+    )
+)
+TOOLS = [*default_registry().specs(), WEATHER]
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    hf = _tokenizer(QWEN3_STYLE_TEMPLATE)
+    return hf, llguidance.hf.from_tokenizer(hf, eos_token=hf.convert_tokens_to_ids("<|im_end|>"))
+
+
+def grammar_for(tokenizers, fmt: str) -> str:
+    """As build_constraint writes it: the end marker referenced as the one token it is."""
+    hf, _ = tokenizers
+    return body_grammar(fmt, TOOLS, end=f"<[{hf.convert_tokens_to_ids('</tool_call>')}]>")
+
+
+def accepts(tokenizers, grammar: str, text: str) -> bool:
+    hf, lltok = tokenizers
+    matcher = llguidance.LLMatcher(lltok, grammar)
+    assert not matcher.get_error(), matcher.get_error()
+    tokens = hf.encode(text, add_special_tokens=False)
+    return matcher.consume_tokens(tokens) and (matcher.is_accepting() or matcher.is_stopped())
+
+
+JSON_OK = [
+    '\n{"name": "list_dir", "arguments": {"path": "."}}\n</tool_call>',
+    '\n{"name": "list_dir", "arguments": {}}\n</tool_call>',
+    '\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": 3, "unit": "C"}}\n</tool_call>',
+    '\n{"name": "shell_exec", "arguments": {"command": "ls -la"}}\n</tool_call>',
+]
+JSON_BAD = [
+    '\n{"name": "delete_everything", "arguments": {}}\n</tool_call>',  # unknown tool
+    '\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>',  # missing days
+    '\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": "3"}}\n</tool_call>',  # type
+    '\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": 3, "unit": "K"}}\n</tool_call>',
+    '\n{"name": "list_dir", "arguments": {"path": ".", "recursive": true}}\n</tool_call>',  # invented
+    '\n{"name": "list_dir", "arguments": {"path": "."}\n</tool_call>',  # broken JSON
+    '\n{"name": "list_dir", "arguments":   {"path":   "."}}\n</tool_call>',  # padding
+]
+
+
+@pytest.mark.parametrize("text", JSON_OK)
+def test_qwen_json_accepts_valid_calls(tokenizers, text: str) -> None:
+    assert accepts(tokenizers, grammar_for(tokenizers, "qwen_json"), text)
+
+
+@pytest.mark.parametrize("text", JSON_BAD)
+def test_qwen_json_rejects_malformed_calls(tokenizers, text: str) -> None:
+    assert not accepts(tokenizers, grammar_for(tokenizers, "qwen_json"), text)
+
+
+def test_qwen_xml(tokenizers) -> None:
+    grammar = grammar_for(tokenizers, "qwen_xml")
+    ok = (
+        "\n<function=get_weather>\n<parameter=city>\nNew York <b>\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert accepts(tokenizers, grammar, ok)
+    assert not accepts(tokenizers, grammar, ok.replace("3\n", "three\n"))
+    missing = (
+        "\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert not accepts(tokenizers, grammar, missing)
+    enum = ok.replace("</function>", "<parameter=unit>\nK\n</parameter>\n</function>")
+    assert not accepts(tokenizers, grammar, enum)
+
+
+def test_legacy(tokenizers) -> None:
+    grammar = grammar_for(tokenizers, "legacy")
+    assert accepts(tokenizers, grammar, 'list_dir) WITH {"path": "."}')
+    assert not accepts(tokenizers, grammar, 'list_files) WITH {"path": "."}')
+    assert not accepts(tokenizers, grammar, 'read_file) WITH {"paht": "x"}')
+
+
+def test_formats_are_read_from_the_template() -> None:
+    assert detect_format(QWEN3_STYLE_TEMPLATE) == "qwen_json"
+    assert detect_format(QWEN35_STYLE_TEMPLATE) == "qwen_xml"
+    assert detect_format("{{ messages }}") == "legacy"
+
+
+def masked_choice(constraint, tokens: list[int], vocab: int, wanted: int) -> bool:
+    mask = constraint.allowed(tokens, vocab)
+    return mask is None or bool(mask[wanted])
+
+
+def test_auto_is_free_until_the_start_marker_then_constrained(tokenizers) -> None:
+    hf, lltok = tokenizers
+    vocab = len(hf)
+    encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
+    decode = lambda token: hf.decode([token])  # noqa: E731
+    eos = hf.convert_tokens_to_ids("<|im_end|>")
+    constraint = build_constraint(lltok, "qwen_json", TOOLS, "auto", encode, eos, decode)
+    prompt = encode("system prompt and question")
+    assert constraint.allowed(prompt, vocab) is None  # the prompt
+    prose = prompt + encode("Let me look. ")
+    assert constraint.allowed(prose, vocab) is None  # prose is free
+    started = prose + encode("<tool_call>")
+    mask = constraint.allowed(started, vocab)
+    assert mask is not None and mask.sum() < vocab / 2
+    assert not mask[encode("Hello")[0]]  # nothing but the call's JSON may follow
+    body = encode('\n{"name": "list_dir", "arguments": {"path": "."}}\n</tool_call>')
+    sequence = started
+    for token in body:
+        assert masked_choice(constraint, sequence, vocab, token), hf.decode(
+            sequence[len(started) :]
+        )
+        sequence = [*sequence, token]
+    assert constraint.allowed(sequence, vocab) is None  # free again after the call
+    assert constraint.masked_tokens == len(body) + 1  # the mask at the marker was asked twice
+
+
+def test_required_starts_with_the_call_and_legacy_then_stops(tokenizers) -> None:
+    hf, lltok = tokenizers
+    vocab = len(hf)
+    encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
+    decode = lambda token: hf.decode([token])  # noqa: E731
+    eos = hf.convert_tokens_to_ids("<|im_end|>")
+    constraint = build_constraint(lltok, "legacy", TOOLS, "required", encode, eos, decode)
+    sequence = encode("prompt")
+    for token in encode('CALL(list_dir) WITH {"path": "."}'):
+        mask = constraint.allowed(sequence, vocab)
+        assert mask is not None and mask[token]
+        sequence = [*sequence, token]
+    mask = constraint.allowed(sequence, vocab)
+    assert mask is not None and mask.sum() == 1 and mask[eos]  # one call, then the reply ends
+
+
+def test_names_lark_would_misread_still_make_a_valid_grammar(tokenizers) -> None:
+    """Upper case, dots and names equal but for case (BFCL has them all)."""
+    odd = [
+        ToolSpec(
+            function=FunctionSpec(
+                name=name,
+                description="",
+                parameters={
+                    "type": "object",
+                    "properties": {"Answer": {"type": "string"}, "answer": {"type": "integer"}},
+                    "required": ["Answer"],
+                },
+            )
+        )
+        for name in ("parseAnswer", "parseanswer", "math.factorial")
+    ]
+    for fmt in ("qwen_json", "qwen_xml", "legacy"):
+        grammar = body_grammar(fmt, odd, end='"</tool_call>"')
+        assert not llguidance.LLMatcher.validate_grammar(grammar, tokenizers[1]), fmt
+    assert accepts(
+        tokenizers, body_grammar("legacy", odd), 'math.factorial) WITH {"Answer": "x", "answer": 3}'
+    )
