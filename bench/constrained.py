@@ -38,6 +38,7 @@ async def measure(engine: str, rounds: int) -> None:
     )
     orchestrator.history = [Message(role="user", content="list the files here")]
     request = orchestrator._planning_request(legacy=not provider.native_tools, step=1)
+    request = request.model_copy(update={"max_tokens": 48})  # unconstrained replies run on
     masks, model = [], []
     for _ in range(rounds):
         for constrained in (True, False):
