@@ -59,8 +59,17 @@ def data_folder() -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-             f"bfcl-eval=={BFCL_VERSION}", "-d", tmp],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                f"bfcl-eval=={BFCL_VERSION}",
+                "-d",
+                tmp,
+            ],
             check=True,
         )
         [wheel] = Path(tmp).glob("*.whl")
@@ -73,7 +82,11 @@ def data_folder() -> Path:
 
 
 def load(folder: Path, category: str) -> list[tuple[dict, list | None]]:
-    cases = [json.loads(line) for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines() if line.strip()]
+    cases = [
+        json.loads(line)
+        for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines()
+        if line.strip()
+    ]
     answers_file = folder / f"answer_BFCL_v4_{category}.json"
     answers = {}
     if answers_file.is_file():
@@ -121,7 +134,9 @@ def request_for(provider: Any, case: dict, specs: list[ToolSpec]) -> CompletionR
     legacy = not provider.native_tools
     workspace = Path(".").resolve()
     if legacy:
-        system = legacy_planning_system(workspace, specs, {s.function.name: ubid(s.function.name) for s in specs})
+        system = legacy_planning_system(
+            workspace, specs, {s.function.name: ubid(s.function.name) for s in specs}
+        )
     else:
         system = native_planning_system(workspace)
     turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
@@ -151,7 +166,9 @@ def value_ok(value: Any, allowed: list, schema: dict) -> bool:
         if isinstance(option, str) and isinstance(value, str):
             if standardize(option) == standardize(value):
                 return True
-        elif kind == "number" and isinstance(option, int | float) and isinstance(value, int | float):
+        elif (
+            kind == "number" and isinstance(option, int | float) and isinstance(value, int | float)
+        ):
             if float(option) == float(value):
                 return True
         elif option == value:
@@ -193,8 +210,10 @@ async def run(args: argparse.Namespace) -> None:
     folder = data_folder()
     bus = EventBus("bfcl")
     out = open(args.out, "w") if args.out else None  # noqa: SIM115
-    print(f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
-          f" · first {args.limit} cases per category")
+    print(
+        f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
+        f" · first {args.limit} cases per category"
+    )
     print(f"{'category':<16}{'cases':>6}{'AST acc':>9}{'malformed':>11}{'s/case':>8}")
     for category in args.categories.split(","):
         right = malformed = 0
@@ -202,7 +221,9 @@ async def run(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         for case, truth in cases:
             specs = tool_specs(case["function"])
-            reply = await stream_reply(provider, bus, 0, request_for(provider, case, specs), show_answer=False)
+            reply = await stream_reply(
+                provider, bus, 0, request_for(provider, case, specs), show_answer=False
+            )
             schemas = {s.function.name: s.function.parameters for s in specs}
             parsed = parse_reply(reply.answer, schemas)
             calls = []
@@ -221,10 +242,14 @@ async def run(args: argparse.Namespace) -> None:
             elif truth is not None:
                 right += ast_match(calls, truth, specs)
             if out:
-                out.write(json.dumps({"id": case["id"], "category": category, "result": calls}) + "\n")
+                out.write(
+                    json.dumps({"id": case["id"], "category": category, "result": calls}) + "\n"
+                )
         elapsed = time.perf_counter() - started
         n = max(len(cases), 1)
-        print(f"{category:<16}{len(cases):>6}{right / n:>9.1%}{malformed / n:>11.1%}{elapsed / n:>8.2f}")
+        print(
+            f"{category:<16}{len(cases):>6}{right / n:>9.1%}{malformed / n:>11.1%}{elapsed / n:>8.2f}"
+        )
     if out:
         out.close()
     await provider.aclose()
