@@ -29,6 +29,18 @@ def _cap(text: str, limit: int = OBSERVATION_CAP) -> str:
     return f"{text[:half]}\n[… {len(text) - limit} characters cut …]\n{text[-half:]}"
 
 
+def _denial(by: str) -> str:
+    """What the model is told about a call that was not allowed to run, by whom."""
+    if by == "policy:none":
+        return (
+            "Tool calls are turned off (approval policy 'none'); this call did not run. "
+            "Answer without tools."
+        )
+    if by.startswith("rule:"):
+        return f"A rule denied this call ({by}); it did not run."
+    return "The user denied this call; it did not run."
+
+
 class ToolExecutor:
     def __init__(self, bus: EventBus, gate: ApprovalGate, settings: AgentSettings) -> None:
         self.bus = bus
@@ -66,14 +78,7 @@ class ToolExecutor:
             self.bus.emit(
                 ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by="workspace"
             )
-            self.bus.emit(
-                ev.ToolCallFinished,
-                turn_id,
-                call_id=call_id,
-                ok=False,
-                observation=refusal,
-                duration_ms=0.0,
-            )
+            self._finished(turn_id, call_id, False, refusal)
             return False, refusal
         facts = CallFacts(
             tool=tool.name,
@@ -93,23 +98,8 @@ class ToolExecutor:
                 by=decision.by,
             )
             if not decision.approved:
-                if decision.by == "policy:none":
-                    observation = (
-                        "Tool calls are turned off (approval policy 'none'); this call did not "
-                        "run. Answer without tools."
-                    )
-                elif decision.by.startswith("rule:"):
-                    observation = f"A rule denied this call ({decision.by}); it did not run."
-                else:
-                    observation = "The user denied this call; it did not run."
-                self.bus.emit(
-                    ev.ToolCallFinished,
-                    turn_id,
-                    call_id=call_id,
-                    ok=False,
-                    observation=observation,
-                    duration_ms=0.0,
-                )
+                observation = _denial(decision.by)
+                self._finished(turn_id, call_id, False, observation)
                 return False, observation
             self.bus.emit(ev.ToolCallStarted, turn_id, call_id=call_id)
             started = time.perf_counter()
@@ -122,24 +112,24 @@ class ToolExecutor:
                     f"the tool failed: {type(exc).__name__}: {shorten(str(exc), 300)}",
                 )
         except asyncio.CancelledError:
-            self.bus.emit(
-                ev.ToolCallFinished,
-                turn_id,
-                call_id=call_id,
-                ok=False,
-                observation="cancelled by the user",
-                duration_ms=(time.perf_counter() - started) * 1000,
-            )
+            self._finished(turn_id, call_id, False, "cancelled by the user", started)
             raise
+        self._finished(turn_id, call_id, ok, observation, started)
+        return ok, observation
+
+    def _finished(
+        self, turn_id: int, call_id: str, ok: bool, observation: str, started: float | None = None
+    ) -> None:
+        """Report the call's end; a call that never ran (``started`` None) took no time."""
+        took = (time.perf_counter() - started) * 1000 if started is not None else 0.0
         self.bus.emit(
             ev.ToolCallFinished,
             turn_id,
             call_id=call_id,
             ok=ok,
             observation=observation,
-            duration_ms=(time.perf_counter() - started) * 1000,
+            duration_ms=took,
         )
-        return ok, observation
 
     def _path_refusal(self, call: PreparedCall) -> str | None:
         for name in call.tool.path_fields:

@@ -50,6 +50,9 @@ class ToolCallConstraint:
         self._seen = 0
         self._recent = ""
         self._done = False
+        import llguidance.numpy as llnp
+
+        self._bitmask = llnp.allocate_token_bitmask(1, lltokenizer.vocab_size)
         self.mask_seconds = 0.0
         self.masked_tokens = 0
         self.error = ""
@@ -79,7 +82,8 @@ class ToolCallConstraint:
         """The tokens allowed next, as a boolean mask; None when generation is free.
 
         ``tokens`` is everything the engine has so far (its first call: the prompt, or the
-        part not in the cache); only what came after that first call is generated text.
+        part not in the cache); only what came after that first call is generated text, and
+        only the part not seen before is read (an engine's array is not copied each step).
         """
         if self._prompt_length is None:
             self._prompt_length = len(tokens)
@@ -96,9 +100,8 @@ class ToolCallConstraint:
         started = time.perf_counter()
         import llguidance.numpy as llnp
 
-        bitmask = llnp.allocate_token_bitmask(1, self.lltokenizer.vocab_size)
-        llnp.fill_next_token_bitmask(self._matcher, bitmask)
-        bits = np.unpackbits(bitmask.view(np.uint8), bitorder="little").astype(bool)
+        llnp.fill_next_token_bitmask(self._matcher, self._bitmask)
+        bits = np.unpackbits(self._bitmask.view(np.uint8), bitorder="little").astype(bool)
         if bits.size >= vocab_size:
             bits = bits[:vocab_size]
         else:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from functools import partial
 from typing import Any
 
-from pheron_tui.core.messages import CompletionRequest, Usage
+from pheron_tui.core.messages import Chunk, CompletionRequest, Usage
 from pheron_tui.providers.constrain import ToolCallConstraint, build_constraint
 from pheron_tui.providers.grammar import CallFormat
 from pheron_tui.providers.models import Progress, display_name
+from pheron_tui.providers.threaded import Emit, stream_on_thread
 
 
 class InProcessEngine(ABC):
@@ -50,6 +53,17 @@ class InProcessEngine(ABC):
                 self.progress = progress
             await self._on_thread(self._load_sync)
 
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        await self.load()
+        async for chunk in stream_on_thread(self._thread, partial(self._generate, request)):
+            yield chunk
+
+    async def score_choices(
+        self, request: CompletionRequest, options: Sequence[str]
+    ) -> dict[str, float]:
+        await self.load()
+        return await self._on_thread(self._score_sync, request, list(options))
+
     # -- what each engine provides -------------------------------------------------------------
     @property
     @abstractmethod
@@ -57,6 +71,13 @@ class InProcessEngine(ABC):
 
     @abstractmethod
     def _load_sync(self) -> None: ...
+
+    @abstractmethod
+    def _generate(self, request: CompletionRequest, emit: Emit, stop: threading.Event) -> None:
+        """On the engine thread: generate, emitting chunks, checking ``stop`` every token."""
+
+    @abstractmethod
+    def _score_sync(self, request: CompletionRequest, options: list[str]) -> dict[str, float]: ...
 
     @abstractmethod
     def _make_lltokenizer(self) -> Any:

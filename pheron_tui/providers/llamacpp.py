@@ -17,13 +17,11 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Sequence
-from functools import partial
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pheron_tui.core.messages import (
-    Chunk,
     CompletionRequest,
     DoneChunk,
     StartChunk,
@@ -37,7 +35,7 @@ from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
 from pheron_tui.providers.grammar import CallFormat, detect_format
 from pheron_tui.providers.models import ModelError, Progress, bundled_gguf
-from pheron_tui.providers.threaded import Emit, stream_on_thread
+from pheron_tui.providers.threaded import Emit
 
 CONTEXT_TOKENS = 8192
 CHECKPOINTS = 3
@@ -207,11 +205,6 @@ class LlamaCppProvider(InProcessEngine):
         self._checkpoints.append((tokens, state))
 
     # -- generation ----------------------------------------------------------------------------
-    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
-        await self.load()
-        async for chunk in stream_on_thread(self._thread, partial(self._generate, request)):
-            yield chunk
-
     def _generate(self, request: CompletionRequest, emit: Emit, stop: threading.Event) -> None:
         from llama_cpp import LogitsProcessorList
 
@@ -310,12 +303,6 @@ class LlamaCppProvider(InProcessEngine):
         return apply
 
     # -- scoring -------------------------------------------------------------------------------
-    async def score_choices(
-        self, request: CompletionRequest, options: Sequence[str]
-    ) -> dict[str, float]:
-        await self.load()
-        return await self._on_thread(self._score_sync, request, list(options))
-
     def _score_sync(self, request: CompletionRequest, options: list[str]) -> dict[str, float]:
         """Log-probabilities of each option's first token, from the logits after the prompt
         (one prefill, sharing the KV prefix like generation)."""

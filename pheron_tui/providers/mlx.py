@@ -16,12 +16,10 @@ import contextlib
 import copy
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from functools import partial
+from collections.abc import Callable
 from typing import Any
 
 from pheron_tui.core.messages import (
-    Chunk,
     CompletionRequest,
     DoneChunk,
     StartChunk,
@@ -34,7 +32,7 @@ from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
 from pheron_tui.providers.grammar import CallFormat, detect_format
 from pheron_tui.providers.models import ModelError, local_model_path
-from pheron_tui.providers.threaded import Cancelled, stream_on_thread
+from pheron_tui.providers.threaded import Cancelled
 
 PREFILL_STEP = 512
 """Prefill chunk size: small enough that a cancel during a long prompt is noticed quickly."""
@@ -138,12 +136,6 @@ class MLXProvider(InProcessEngine):
         self._cache.insert_cache(self.model, list(tokens), copy.deepcopy(cache))
 
     # -- generation ----------------------------------------------------------------------------
-    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
-        await self.load()
-        work = partial(self._generate, request)
-        async for chunk in stream_on_thread(self._thread, work):
-            yield chunk
-
     def _generate(
         self, request: CompletionRequest, emit: Callable[[Any], None], stop: threading.Event
     ) -> None:
@@ -238,7 +230,7 @@ class MLXProvider(InProcessEngine):
         def apply(tokens: Any, logits: Any) -> Any:
             import mlx.core as mx
 
-            mask = constraint.allowed(tokens.tolist(), logits.shape[-1])
+            mask = constraint.allowed(tokens, logits.shape[-1])
             if mask is None:
                 return logits
             return mx.where(mx.array(mask), logits, -mx.inf)
@@ -246,12 +238,6 @@ class MLXProvider(InProcessEngine):
         return apply
 
     # -- scoring -------------------------------------------------------------------------------
-    async def score_choices(
-        self, request: CompletionRequest, options: Sequence[str]
-    ) -> dict[str, float]:
-        await self.load()
-        return await self._on_thread(self._score_sync, request, list(options))
-
     def _variants(self, option: str) -> list[list[int]]:
         # The label as written and capitalised: 33/44 on the intent set, against 27/44 for the
         # exact label alone and 24/44 when upper-case and space-led spellings were added too.
