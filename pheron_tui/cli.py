@@ -15,9 +15,10 @@ from pheron_tui.providers.select import choose_engine
 EXIT_USAGE = 2
 
 
-def _common_options(default: Any = None) -> argparse.ArgumentParser:
+def _common_options(default: Any = None, headless: bool = False) -> argparse.ArgumentParser:
     """The settings flags. Subcommands get them with ``argparse.SUPPRESS`` defaults, so a flag
-    given before the subcommand (``pheron-tui --approve all run …``) is not reset by it."""
+    given before the subcommand (``pheron-tui --approve all run …``) is not reset by it.
+    ``headless`` leaves out what needs a person at the keyboard (``--approve ask``)."""
     parent = argparse.ArgumentParser(add_help=False, argument_default=default)
     group = parent.add_argument_group(
         "settings (flags beat PHERON_* variables, which beat the config file)"
@@ -59,11 +60,20 @@ def _common_options(default: Any = None) -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder the tools may use (default: the current directory)",
     )
-    group.add_argument(
-        "--approve",
-        choices=["ask", "read-only", "all", "none"],
-        help="tool approval policy (TUI default: ask; run default: none)",
-    )
+    if headless:
+        group.add_argument(
+            "--approve",
+            choices=["none", "read-only", "all"],
+            help="tool approval policy: none (default) denies every call, read-only runs "
+            "read_file, list_dir and search_files and denies the rest (there is no one to "
+            "ask), all runs everything",
+        )
+    else:
+        group.add_argument(
+            "--approve",
+            choices=["ask", "read-only", "all", "none"],
+            help="tool approval policy (TUI default: ask; run default: none)",
+        )
     group.add_argument(
         "--max-steps",
         type=int,
@@ -104,7 +114,7 @@ def _common_options(default: Any = None) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
-    sub_common = _common_options(default=argparse.SUPPRESS)
+    headless_common = _common_options(default=argparse.SUPPRESS, headless=True)
     parser = argparse.ArgumentParser(
         prog="pheron-tui",
         description="A full-screen terminal agent for local language models. "
@@ -115,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser(
         "run",
-        parents=[sub_common],
+        parents=[headless_common],
         help="run one turn headless and print the result",
         description="Run one turn without the TUI. Exit status: 0 finished, 1 failed, "
         "2 usage or config error, 130 cancelled.",
@@ -214,10 +224,19 @@ def main(argv: list[str] | None = None) -> int:
             if session.damage:
                 print(f"pheron-tui: {session.damage}", file=sys.stderr)
             runtime = Runtime.resume(
-                settings, default_policy=policy, session=session, config_path=args.config
+                settings,
+                default_policy=policy,
+                session=session,
+                config_path=args.config,
+                can_ask=args.command != "run",
             )
         else:
-            runtime = Runtime.create(settings, default_policy=policy, config_path=args.config)
+            runtime = Runtime.create(
+                settings,
+                default_policy=policy,
+                config_path=args.config,
+                can_ask=args.command != "run",
+            )
     except (ProviderError, SessionError) as exc:
         return _fail(str(exc))
 

@@ -56,6 +56,20 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
 
 
+def app_paths(config_path: Path | None = None) -> tuple[Path, ...]:
+    """Where pheron-tui keeps its own files: config (with the approval rules), data (sessions),
+    cache (models) and state, plus a config file given elsewhere. No tool may touch them."""
+    places = [
+        platformdirs.user_config_dir(APP_NAME),
+        platformdirs.user_data_dir(APP_NAME),
+        platformdirs.user_cache_dir(APP_NAME),
+        platformdirs.user_state_dir(APP_NAME),
+    ]
+    if config_path is not None:
+        places.append(str(config_path))
+    return tuple(dict.fromkeys(Path(p).expanduser().resolve() for p in places))
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", validate_default=True)
 

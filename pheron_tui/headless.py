@@ -94,11 +94,8 @@ async def run_headless(
     err = err or sys.stderr
     bus: EventBus = runtime.bus
     printer = JsonPrinter(out) if as_json else PlainPrinter(out, err)
-    if runtime.orchestrator.settings.policy == "all":
-        err.write(
-            "pheron-tui: WARNING: --approve all: every tool call runs without asking, shell "
-            "commands included; only deny rules still stop a call\n"
-        )
+    for warning in runtime.warnings():
+        err.write(f"pheron-tui: WARNING: {warning}\n")
     if runtime.sandbox.prefix is None and runtime.orchestrator.settings.policy != "none":
         err.write(f"pheron-tui: shell commands: {runtime.sandbox.label}\n")
     subscription = bus.add_subscriber(maxsize=1_000_000)

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from pheron_tui.config import Settings, default_config_path
+from pheron_tui.config import Settings, app_paths, default_config_path
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
@@ -20,7 +20,7 @@ from pheron_tui.core.rules import RuleBook
 from pheron_tui.providers.base import Provider, ProviderError
 from pheron_tui.rules_file import rules_for
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
-from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox
+from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox, secret_paths
 from pheron_tui.tools.builtin import default_registry
 
 
@@ -49,6 +49,7 @@ class Runtime:
         provider: Provider | None = None,
         config_path: Path | None = None,
         sandbox: Sandbox | None = None,
+        can_ask: bool = True,
     ) -> Runtime:
         """Continue a recorded session: same id, the conversation restored, seq and turns
         going on from where the log ends."""
@@ -60,6 +61,7 @@ class Runtime:
             first_seq=session.last_seq + 1,
             config_path=config_path,
             sandbox=sandbox,
+            can_ask=can_ask,
         )
         runtime.orchestrator.restore(session.conversation(), session.last_turn_id)
         runtime.resumed = session
@@ -75,14 +77,18 @@ class Runtime:
         first_seq: int = 1,
         config_path: Path | None = None,
         sandbox: Sandbox | None = None,
+        can_ask: bool = True,
     ) -> Runtime:
-        """Build everything; raises ProviderError when the provider cannot even be built."""
+        """Build everything; raises ProviderError when the provider cannot even be built.
+
+        ``can_ask`` False (headless): a call that needs a person's decision is denied."""
         from pheron_tui.providers.select import create_provider
 
         bus = EventBus(session_id or new_session_id(), first_seq=first_seq)
         provider = provider or create_provider(settings)
+        own_files = app_paths(config_path)
         sandbox = sandbox or choose_sandbox(
-            settings.sandbox, settings.workspace, settings.sandbox_network
+            settings.sandbox, settings.workspace, settings.sandbox_network, own_files
         )
         agent = AgentSettings(
             workspace=settings.workspace,
@@ -95,6 +101,8 @@ class Runtime:
             rules=RuleBook(rules_for(settings.rules, settings.workspace)),
             chat_max_tokens=settings.chat_max_tokens,
             plan_max_tokens=settings.plan_max_tokens,
+            protected_paths=own_files + secret_paths(),
+            can_ask=can_ask,
         )
         orchestrator = Orchestrator(provider, default_registry(), bus, agent)
         return cls(
@@ -105,6 +113,24 @@ class Runtime:
             sandbox=sandbox,
             config_path=config_path or default_config_path(),
         )
+
+    def warnings(self) -> list[str]:
+        """What the user must know before the first call: a workspace that is the whole home
+        folder or the whole system, approvals turned off."""
+        found = []
+        workspace = self.settings.workspace.resolve()
+        if workspace in (Path.home().resolve(), Path("/")):
+            found.append(
+                f"The workspace is {workspace}: tools may read and write everything under it "
+                "(pheron-tui's own files and ~/.ssh-style secrets excepted). Start pheron-tui "
+                "in a project folder, or pass --workspace DIR."
+            )
+        if self.orchestrator.settings.policy == "all":
+            found.append(
+                "Approval policy 'all': every tool call runs without asking, shell commands "
+                "and dangerous ones included. Only deny rules still stop a call."
+            )
+        return found
 
     async def load_model(self) -> bool:
         """Load the model, reporting progress on the bus; False (and an error event) on failure."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pheron_tui.core.events import Risk
-from pheron_tui.core.rules import SHELL_TOOL, Rule, RuleBook, command_prefix
+from pheron_tui.core.rules import SHELL_TOOL, CommandFacts, Rule, RuleBook, command_prefix
 
 Policy = Literal["ask", "read-only", "all", "none"]
 UserChoice = Literal["approve", "always", "deny"]
@@ -39,25 +39,38 @@ class CallFacts:
 
     tool: str
     risk: Risk
-    commands: Sequence[Sequence[str]] | None = None
+    commands: Sequence[CommandFacts] | None = None
     """The simple commands of a shell call, as parsed; None for other tools."""
     raw_command: str = ""
     reasons: Sequence[str] = field(default_factory=tuple)
 
     def always_rules(self) -> list[Rule]:
-        """The session rules an "always" answer adds: the tool, or each command's prefix."""
+        """The session rules an "always" answer adds: the tool, or each command's prefix.
+
+        Empty (no "always" on offer) for a dangerous call, and for a shell line with a part no
+        narrow prefix describes: a rule for the other parts would not cover the line again."""
         if self.risk == "dangerous":
             return []  # never turn a dangerous call into a standing permission
         if self.tool != SHELL_TOOL:
             return [Rule("allow", self.tool)]
-        prefixes = dict.fromkeys(command_prefix(argv) for argv in self.commands or ())
-        return [Rule("allow", SHELL_TOOL, prefix) for prefix in prefixes if prefix]
+        prefixes = [command_prefix(command) for command in self.commands or ()]
+        if not prefixes or not all(prefixes):
+            return []
+        return [Rule("allow", SHELL_TOOL, prefix) for prefix in dict.fromkeys(prefixes)]
+
+
+NOBODY_TO_ASK = "nobody to ask"
+"""How ``by`` ends for a call denied because it needed a person and none was there."""
 
 
 class ApprovalGate:
-    def __init__(self, policy: Policy = "ask", rules: RuleBook | None = None) -> None:
+    def __init__(
+        self, policy: Policy = "ask", rules: RuleBook | None = None, can_ask: bool = True
+    ) -> None:
         self.policy: Policy = policy
         self.rules = rules or RuleBook()
+        self.can_ask = can_ask
+        """False headless: a call that needs a decision is denied, never left waiting."""
         self._pending: dict[str, asyncio.Future[UserChoice]] = {}
         self._facts: dict[str, CallFacts] = {}
 
@@ -84,6 +97,9 @@ class ApprovalGate:
             return GateDecision(approved=True, auto=True, by=matched.by)
         if self.policy == "read-only" and call.risk == "read":
             return GateDecision(approved=True, auto=True, by="policy:read-only")
+        if not self.can_ask:
+            by = f"policy:{self.policy}: {NOBODY_TO_ASK}"
+            return GateDecision(approved=False, auto=True, by=by)
         return None
 
     async def wait(self, call_id: str, call: CallFacts) -> GateDecision:

@@ -11,22 +11,21 @@ import time
 from typing import TYPE_CHECKING
 
 from pheron_tui.core import events as ev
-from pheron_tui.core.approval import ApprovalGate, CallFacts
+from pheron_tui.core.approval import NOBODY_TO_ASK, ApprovalGate, CallFacts
 from pheron_tui.core.bus import EventBus
+from pheron_tui.core.safety import shorten
+from pheron_tui.tools.files import PathRefused, resolve_path
 from pheron_tui.tools.registry import PreparedCall, RiskAssessment, ToolContext, ubid
-from pheron_tui.tools.sandbox import PathRefused, resolve_path, shorten
+from pheron_tui.tools.sandbox import CappedOutput
 
 if TYPE_CHECKING:  # the orchestrator imports this module
     from pheron_tui.core.orchestrator import AgentSettings
 
-OBSERVATION_CAP = 16_000
 
-
-def _cap(text: str, limit: int = OBSERVATION_CAP) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[… {len(text) - limit} characters cut …]\n{text[-half:]}"
+def _cap(text: str, limit: int) -> str:
+    capped = CappedOutput(limit)
+    capped.add(text)
+    return capped.text()
 
 
 def _denial(by: str) -> str:
@@ -35,6 +34,11 @@ def _denial(by: str) -> str:
         return (
             "Tool calls are turned off (approval policy 'none'); this call did not run. "
             "Answer without tools."
+        )
+    if by.endswith(NOBODY_TO_ASK):
+        return (
+            "This call needs the user's approval and there is no one to ask (a headless run); "
+            "it did not run. Answer with what you have, or say what you would need to run."
         )
     if by.startswith("rule:"):
         return f"A rule denied this call ({by}); it did not run."
@@ -58,6 +62,7 @@ class ToolExecutor:
             ),
             shell_prefix=self.settings.shell_prefix,
             shell_refusal=self.settings.shell_refusal,
+            protected=self.settings.protected_paths,
         )
         try:
             assessment = tool.assess(args, context)
@@ -105,7 +110,8 @@ class ToolExecutor:
             started = time.perf_counter()
             try:
                 result = await tool.run(args, context)
-                ok, observation = result.ok, _cap(result.observation)
+                ok = result.ok
+                observation = _cap(result.observation, self.settings.output_cap_chars)
             except (OSError, ValueError, RuntimeError) as exc:
                 ok, observation = (
                     False,
@@ -137,7 +143,7 @@ class ToolExecutor:
             if value is None:
                 continue
             try:
-                resolve_path(self.settings.workspace, value)
+                resolve_path(self.settings.workspace, value, self.settings.protected_paths)
             except PathRefused as exc:
                 return f"Refused: {exc}"
         return None

@@ -66,6 +66,10 @@ class AgentSettings:
     rules: RuleBook = field(default_factory=RuleBook)
     chat_max_tokens: int = 1024
     plan_max_tokens: int = 2048
+    protected_paths: tuple[Path, ...] = ()
+    """Places tools may not touch even inside the workspace (the app's own files, secrets)."""
+    can_ask: bool = True
+    """False headless: calls that need a person are denied instead of waiting forever."""
 
 
 @dataclass
@@ -107,7 +111,7 @@ class Orchestrator:
         self.registry = registry
         self.bus = bus
         self.settings = settings
-        self.gate = ApprovalGate(settings.policy, settings.rules)
+        self.gate = ApprovalGate(settings.policy, settings.rules, settings.can_ask)
         self.executor = ToolExecutor(bus, self.gate, settings)
         self.history: list[Message] = []
         self.critic = CriticAgent(provider, self._generate_quietly)

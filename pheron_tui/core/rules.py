@@ -4,9 +4,14 @@ Scopes: ``session`` (the "always" key; gone when the app exits), ``project`` (on
 and ``user`` (everywhere). The last two live in the config file. A deny rule always wins;
 an allow rule never approves a dangerous call by itself (the gate asks instead).
 
-Shell prefixes match whole words of each simple command the parser found, so ``git status``
-allows ``git status -s`` but not ``git statusx`` nor ``git status; rm -rf ~`` (the ``rm``
-needs an allow rule of its own).
+Shell prefixes match the *words* of each simple command the parser found: the program's base
+name (``/usr/bin/git`` is ``git``) and its arguments without the program's global options
+(``git -C . -c x=y commit`` is ``git commit``). So ``git status`` allows ``git status -s`` but
+not ``git statusx`` nor ``git status; rm -rf ~`` (the ``rm`` needs an allow rule of its own).
+A program whose name is computed when the line runs (``$t``, ``$(…)``) matches every deny rule
+and no allow rule, and a prefix allow never covers a command that can run other programs or
+write through its arguments (environment assignments, ``find -exec``, ``sed e``, ``git -c``,
+output redirections …): the tool reports those as ``unallowable``.
 """
 
 from __future__ import annotations
@@ -19,28 +24,101 @@ Action = Literal["allow", "deny"]
 Scope = Literal["session", "project", "user"]
 
 SHELL_TOOL = "shell_exec"
-# Programs whose first argument names what they do: "git status" differs from "git push".
-_SUBCOMMAND_PROGRAMS = {
-    "git",
-    "npm",
-    "yarn",
-    "pnpm",
-    "cargo",
-    "go",
-    "uv",
-    "pip",
-    "pip3",
-    "poetry",
-    "docker",
-    "kubectl",
-    "gh",
-    "apt",
-    "apt-get",
-    "brew",
-    "dotnet",
-    "make",
-    "just",
+# Programs whose first operand names what they do: "git status" differs from "git push".
+# The value lists their global options that take a separate value (``git -C DIR status``).
+_SUBCOMMAND_PROGRAMS: dict[str, frozenset[str]] = {
+    "git": frozenset(
+        {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"}
+    ),
+    "npm": frozenset({"--prefix", "-w", "--workspace", "--userconfig", "--cache"}),
+    "yarn": frozenset({"--cwd"}),
+    "pnpm": frozenset({"-C", "--dir", "--filter", "-F"}),
+    "cargo": frozenset({"-C", "--config", "-Z", "--manifest-path"}),
+    "go": frozenset({"-C"}),
+    "uv": frozenset({"--directory", "--project", "--config-file", "--cache-dir", "-p"}),
+    "pip": frozenset({"--proxy", "--log", "--cache-dir", "-r"}),
+    "pip3": frozenset({"--proxy", "--log", "--cache-dir", "-r"}),
+    "poetry": frozenset({"-C", "--directory", "-P", "--project"}),
+    "docker": frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"}),
+    "kubectl": frozenset({"-n", "--namespace", "--context", "--kubeconfig", "-s", "--server"}),
+    "gh": frozenset({"-R", "--repo"}),
+    "apt": frozenset({"-o", "-c", "-t"}),
+    "apt-get": frozenset({"-o", "-c", "-t"}),
+    "brew": frozenset(),
+    "dotnet": frozenset(),
+    "make": frozenset({"-C", "-f", "--file", "--directory", "-j", "-l", "-o", "-W", "-I"}),
+    "just": frozenset({"-f", "--justfile", "-d", "--working-directory"}),
+    "systemctl": frozenset({"-H", "--host", "-M", "--machine"}),
 }
+# Programs that run what they are given: an "always" answer never covers one alone, only the
+# script or target it was approved with.
+INTERPRETERS = frozenset(
+    {
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "ksh",
+        "fish",
+        "python",
+        "python2",
+        "python3",
+        "perl",
+        "ruby",
+        "node",
+        "deno",
+        "bun",
+        "php",
+        "lua",
+        "Rscript",
+        "java",
+        "npx",
+        "pnpx",
+        "bunx",
+        "uvx",
+        "busybox",
+        "toybox",
+    }
+)
+# Subcommands that run something named next: ``npm run build`` is not ``npm run``.
+_RUNNER_SUBCOMMANDS = frozenset({"run", "exec", "x", "dlx", "tool"})
+COMPUTED = "<computed program>"
+"""How a program whose name is computed at run time is shown."""
+
+
+def _base(program: str) -> str:
+    return program.rsplit("/", 1)[-1]
+
+
+def command_words(argv: Sequence[str]) -> tuple[str, ...]:
+    """The words rules match: the program's base name, then its arguments without the global
+    options that come before its subcommand (for programs with subcommands)."""
+    if not argv:
+        return ()
+    program = _base(argv[0])
+    args = list(argv[1:])
+    takes_value = _SUBCOMMAND_PROGRAMS.get(program)
+    if takes_value is None:
+        return (program, *args)
+    i = 0
+    while i < len(args) and args[i].startswith(("-", "+")) and args[i] != "--":
+        i += 2 if args[i] in takes_value else 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    return (program, *args[i:])
+
+
+@dataclass(frozen=True)
+class CommandFacts:
+    """One simple command of a shell call, as the approval rules see it."""
+
+    words: tuple[str, ...]
+    """``command_words`` of its argv."""
+    computed: bool = False
+    """The program's name is only known when the line runs (``$t x``, ``$(…) x``)."""
+    unallowable: str = ""
+    """Why no prefix allow rule may cover it (it can run programs or write files through its
+    arguments), or empty."""
 
 
 @dataclass(frozen=True)
@@ -57,20 +135,34 @@ class Rule:
         what = self.tool + (f" `{' '.join(self.command)}`" if self.command else "")
         return f"{self.action} {what}"
 
-    def covers(self, argv: Sequence[str]) -> bool:
-        return list(argv[: len(self.command)]) == list(self.command)
+    def covers(self, words: Sequence[str]) -> bool:
+        wanted = command_words(self.command)
+        return tuple(words[: len(wanted)]) == wanted
 
 
-def command_prefix(argv: Sequence[str]) -> tuple[str, ...]:
-    """The prefix an "always" answer allows for one command: the program, and its
-    subcommand for programs like git (``git status``) or ``python -m`` (``python -m pytest``)."""
-    if not argv:
+def command_prefix(command: CommandFacts | Sequence[str]) -> tuple[str, ...]:
+    """The prefix an "always" answer allows for one command, as narrow as the command itself:
+    the program with its subcommand (``git log``), ``python -m pytest``, an interpreter with its
+    script (``python3 tool.py``), a runner with what it runs (``npm run build``). Empty when
+    nothing narrower than "anything" would describe it (a computed program, an interpreter
+    given code inline)."""
+    facts = command if isinstance(command, CommandFacts) else CommandFacts(command_words(command))
+    words = facts.words
+    if not words or facts.computed or facts.unallowable:
         return ()
-    program = argv[0]
-    if program.rsplit("/", 1)[-1].startswith("python") and len(argv) >= 3 and argv[1] == "-m":
-        return tuple(argv[:3])
-    if program in _SUBCOMMAND_PROGRAMS and len(argv) >= 2 and not argv[1].startswith("-"):
-        return tuple(argv[:2])
+    program, args = words[0], words[1:]
+    if program.startswith("python") and len(args) >= 2 and args[0] == "-m":
+        return words[:3]
+    if program in INTERPRETERS:
+        script = next((a for a in args if not a.startswith("-")), None)
+        if script is None or any(a in ("-c", "-e", "-s", "-", "--eval") for a in args):
+            return ()
+        return (program, *args[: args.index(script) + 1])
+    if program in _SUBCOMMAND_PROGRAMS and args and not args[0].startswith("-"):
+        if args[0] in _RUNNER_SUBCOMMANDS:
+            target = next((a for a in args[1:] if not a.startswith("-")), None)
+            return (program, args[0], target) if target else ()
+        return words[:2]
     return (program,)
 
 
@@ -101,7 +193,7 @@ class RuleBook:
         return False
 
     def match(
-        self, tool: str, commands: Sequence[Sequence[str]] | None, raw_command: str = ""
+        self, tool: str, commands: Sequence[CommandFacts] | None, raw_command: str = ""
     ) -> RuleMatch | None:
         """The rule deciding this call: a deny if any applies, else an allow covering all of it.
 
@@ -122,8 +214,10 @@ class RuleBook:
         if tool != SHELL_TOOL or not commands:
             return None
         covering: list[Rule] = []
-        for argv in commands:
-            rule = next((r for r in allows if r.command and r.covers(argv)), None)
+        for command in commands:
+            if command.computed or command.unallowable:
+                return None
+            rule = next((r for r in allows if r.command and r.covers(command.words)), None)
             if rule is None:
                 return None
             covering.append(rule)
@@ -131,14 +225,15 @@ class RuleBook:
 
     @staticmethod
     def _deny_applies(
-        rule: Rule, commands: Sequence[Sequence[str]] | None, raw_command: str
+        rule: Rule, commands: Sequence[CommandFacts] | None, raw_command: str
     ) -> bool:
         if not rule.command:
             return True
-        if commands and any(rule.covers(argv) for argv in commands):
+        if commands and any(c.computed or rule.covers(c.words) for c in commands):
             return True
         # A line the parser could not fully read is checked as text too: a deny must not be
         # dodged by quoting.
-        words = raw_command.split()
-        n = len(rule.command)
-        return any(tuple(words[i : i + n]) == rule.command for i in range(len(words)))
+        words = [_base(word) for word in raw_command.split()]
+        wanted = command_words(rule.command)
+        n = len(wanted)
+        return any(tuple(words[i : i + n]) == wanted for i in range(len(words)))

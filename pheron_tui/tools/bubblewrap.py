@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -34,6 +35,13 @@ SECRET_PATHS = (
 )
 
 
+def secret_paths() -> tuple[Path, ...]:
+    """The user's secret files and folders (``~/.ssh`` …): hidden from sandboxed commands, and
+    refused to the file tools even when the workspace is the home folder."""
+    home = Path.home()
+    return tuple(home / relative for relative in SECRET_PATHS)
+
+
 @dataclass(frozen=True)
 class Sandbox:
     prefix: list[str] | None
@@ -44,7 +52,12 @@ class Sandbox:
     """What the status bar says."""
 
 
-def bubblewrap_argv(bwrap: str, workspace: Path, network: bool) -> list[str]:
+def bubblewrap_argv(
+    bwrap: str, workspace: Path, network: bool, protected: Sequence[Path] = ()
+) -> list[str]:
+    """The bwrap argv. Mount order matters: later mounts cover earlier ones, so the secrets and
+    the app's own files (``protected``) are mounted over the writable workspace, not under it
+    (a workspace that is the home folder must not uncover ``~/.ssh``)."""
     root = str(workspace.resolve())
     argv = [
         bwrap,
@@ -63,16 +76,18 @@ def bubblewrap_argv(bwrap: str, workspace: Path, network: bool) -> list[str]:
     ]
     if network:
         argv.append("--share-net")
-    home = Path.home()
-    for relative in SECRET_PATHS:
-        secret = home / relative
+    argv += ["--bind", root, root]
+    for secret in secret_paths():
         if Path(root).is_relative_to(secret) or not secret.exists():
             continue
         if secret.is_dir():
             argv += ["--tmpfs", str(secret)]
         else:
             argv += ["--ro-bind", "/dev/null", str(secret)]
-    argv += ["--bind", root, root, "--chdir", root, "--setenv", "TMPDIR", "/tmp", "--"]
+    for place in protected:
+        if place.exists() and not Path(root).is_relative_to(place):
+            argv += ["--ro-bind", str(place), str(place)]
+    argv += ["--chdir", root, "--setenv", "TMPDIR", "/tmp", "--"]
     return argv
 
 
@@ -93,7 +108,9 @@ def bubblewrap_problem(bwrap: str, workspace: Path) -> str | None:
     return None
 
 
-def choose_sandbox(mode: SandboxMode, workspace: Path, network: bool) -> Sandbox:
+def choose_sandbox(
+    mode: SandboxMode, workspace: Path, network: bool, protected: Sequence[Path] = ()
+) -> Sandbox:
     if mode == "off":
         return Sandbox(None, None, "sandbox off")
     bwrap = shutil.which("bwrap") or (
@@ -106,7 +123,7 @@ def choose_sandbox(mode: SandboxMode, workspace: Path, network: bool) -> Sandbox
             problem = f"bubblewrap cannot run here: {problem}"
     if problem is None and bwrap is not None:
         label = "sandboxed" + (", network on" if network else ", no network")
-        return Sandbox(bubblewrap_argv(bwrap, workspace, network), None, label)
+        return Sandbox(bubblewrap_argv(bwrap, workspace, network, protected), None, label)
     if mode == "require":
         refusal = (
             f"shell commands need the sandbox (--sandbox require) and {problem}; install "

@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-import stat
+import threading
+import time
 from pathlib import Path
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field
 
+from pheron_tui.tools.files import (
+    PathRefused,
+    display_path,
+    list_folder,
+    read_bytes,
+    resolve_path,
+    write_atomic,
+)
 from pheron_tui.tools.registry import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
-from pheron_tui.tools.sandbox import PathRefused, display_path, resolve_path, run_shell
+from pheron_tui.tools.sandbox import run_shell
 from pheron_tui.tools.shell_risk import assess_shell
 
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
+# read_file shows at most this much of a file; edit_file refuses larger files rather than
+# writing back less than it read.
 _MAX_READ_BYTES = 2_000_000
+_MAX_EDIT_BYTES = 16_000_000
+# A search is cut off after this long: a pattern that backtracks without end cannot freeze it.
+SEARCH_BUDGET_S = 10.0
 # Bounds on string arguments. They are in the schemas, so a constrained call always ends: a
 # weak model cannot run a string on until the reply is cut off.
 PATH_CHARS = 4096
@@ -30,43 +44,32 @@ def _refused(exc: PathRefused) -> ToolResult:
     return ToolResult(ok=False, observation=f"Refused: {exc}")
 
 
-def _regular_file(path: Path, shown: str) -> str | None:
-    """Why ``path`` cannot be read as a file, or None when it can."""
+def _looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+_Loaded = tuple[Path, str, bytes, int]
+
+
+async def _load(ctx: ToolContext, raw: str, limit: int) -> _Loaded | ToolResult:
+    """(path, path as shown, up to ``limit`` bytes, whole size) of a workspace file, or the
+    refusal to return."""
     try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return f"{shown} does not exist"
-    except OSError as exc:
-        return f"{shown} cannot be read: {exc.strerror}"
-    if stat.S_ISDIR(mode):
-        return f"{shown} is a directory; use list_dir"
-    if not stat.S_ISREG(mode):
-        return f"{shown} is not a regular file (device, socket or pipe)"
-    return None
-
-
-def _read_text(path: Path) -> str | None:
-    """The file's text, or None when it looks binary."""
-    with path.open("rb") as handle:
-        data = handle.read(_MAX_READ_BYTES)
-    if b"\x00" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace")
-
-
-async def _load_text_file(ctx: ToolContext, raw: str) -> tuple[Path, str, str] | ToolResult:
-    """(path, path as shown, text) of a workspace text file, or the refusal to return."""
-    try:
-        path = resolve_path(ctx.workspace, raw)
+        path = resolve_path(ctx.workspace, raw, ctx.protected)
     except PathRefused as exc:
         return _refused(exc)
     shown = display_path(ctx.workspace, path)
-    if (problem := _regular_file(path, shown)) is not None:
-        return ToolResult(ok=False, observation=problem)
-    text = await asyncio.to_thread(_read_text, path)
-    if text is None:
+    try:
+        data, size = await asyncio.to_thread(read_bytes, ctx.workspace, path, limit)
+    except FileNotFoundError:
+        return ToolResult(ok=False, observation=f"{shown} does not exist")
+    except PathRefused as exc:
+        return ToolResult(ok=False, observation=f"{shown}: {exc}")
+    except OSError as exc:
+        return ToolResult(ok=False, observation=f"{shown} cannot be read: {exc.strerror}")
+    if _looks_binary(data):
         return ToolResult(ok=False, observation=f"{shown} is a binary file")
-    return path, shown, text
+    return path, shown, data, size
 
 
 class ReadFile(Tool):
@@ -81,10 +84,20 @@ class ReadFile(Tool):
         limit: int = Field(400, ge=1, le=5000, description="How many lines to read at most")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        loaded = await _load_text_file(ctx, args.path)
+        loaded = await _load(ctx, args.path, _MAX_READ_BYTES)
         if isinstance(loaded, ToolResult):
             return loaded
-        _path, shown, text = loaded
+        _path, shown, data, size = loaded
+        notes = []
+        if size > len(data):
+            notes.append(f"only the first {len(data):,} of {size:,} bytes are shown")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            # A cut at the limit may split a character; anything else is not UTF-8.
+            text = data.decode("utf-8", errors="replace")
+            if size == len(data) or "\ufffd" in text[:-1]:
+                notes.append("it is not valid UTF-8: undecodable bytes are shown as \ufffd")
         lines = text.splitlines()
         chosen = lines[args.offset - 1 : args.offset - 1 + args.limit]
         body = "\n".join(f"{args.offset + i:>5}  {line}" for i, line in enumerate(chosen))
@@ -92,7 +105,8 @@ class ReadFile(Tool):
         more = f" (lines {args.offset}-{last} of {len(lines)})" if last < len(lines) else ""
         if not lines:
             return ToolResult(ok=True, observation=f"{shown} is empty")
-        return ToolResult(ok=True, observation=f"{shown}{more}:\n{body}")
+        noted = "".join(f"\n[{note}]" for note in notes)
+        return ToolResult(ok=True, observation=f"{shown}{more}:\n{body}{noted}")
 
 
 class ListDir(Tool):
@@ -108,15 +122,21 @@ class ListDir(Tool):
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
-            path = resolve_path(ctx.workspace, args.path)
+            path = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
         if not path.is_dir():
             what = "does not exist" if not path.exists() else "is not a directory"
             return ToolResult(ok=False, observation=f"{shown} {what}")
+        try:
+            found = await asyncio.to_thread(list_folder, ctx.workspace, path)
+        except PathRefused as exc:
+            return ToolResult(ok=False, observation=f"{shown}: {exc}")
+        except OSError as exc:
+            return ToolResult(ok=False, observation=f"{shown} cannot be listed: {exc.strerror}")
         entries = []
-        for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        for entry in sorted(found, key=lambda e: e.name):
             is_dir = entry.is_dir(follow_symlinks=False)
             entries.append(entry.name + ("/" if is_dir else ""))
         if not entries:
@@ -148,47 +168,97 @@ class SearchFiles(Tool):
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
-            root = resolve_path(ctx.workspace, args.path)
+            root = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
             return _refused(exc)
         try:
-            regex = re.compile(args.pattern)
-        except re.error:
-            regex = re.compile(re.escape(args.pattern))
-        matches = await asyncio.to_thread(self._search, regex, root, ctx.workspace)
+            pattern = regex.compile(args.pattern)
+        except (regex.error, OverflowError, RecursionError):
+            pattern = regex.compile(regex.escape(args.pattern))
+        # The search runs on a thread with the GIL released while matching (concurrent=True),
+        # under a time budget, and stops at once when the call is cancelled.
+        stop = threading.Event()
+        search = _Search(pattern, ctx.workspace, ctx.protected, stop)
+        try:
+            matches = await asyncio.to_thread(search.run, root)
+        finally:
+            stop.set()
         shown = display_path(ctx.workspace, root)
+        if search.timed_out:
+            matches.append(
+                f"[stopped after {SEARCH_BUDGET_S:g} s: the pattern is too slow to match "
+                "(nested repetition?); simplify it]"
+            )
         if not matches:
             return ToolResult(ok=True, observation=f"no matches for {args.pattern!r} in {shown}")
-        return ToolResult(ok=True, observation="\n".join(matches))
+        return ToolResult(ok=not search.timed_out, observation="\n".join(matches))
 
-    @staticmethod
-    def _search(regex: re.Pattern[str], root: Path, workspace: Path, cap: int = 200) -> list[str]:
-        results: list[str] = []
+
+class _Search:
+    """One search over workspace files, on a thread, bounded in matches and time."""
+
+    def __init__(
+        self,
+        pattern: regex.Pattern[str],
+        workspace: Path,
+        protected: tuple[Path, ...],
+        stop: threading.Event,
+        cap: int = 200,
+    ) -> None:
+        self.pattern, self.workspace, self.protected = pattern, workspace, protected
+        self.stop, self.cap = stop, cap
+        self.deadline = time.monotonic() + SEARCH_BUDGET_S
+        self.timed_out = False
+
+    def _files(self, root: Path) -> list[Path]:
         files = [root] if root.is_file() else []
         if root.is_dir():
             for folder, dirs, names in os.walk(root, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 files.extend(Path(folder) / n for n in sorted(names))
-        for file in files:
+        return files
+
+    def run(self, root: Path) -> list[str]:
+        results: list[str] = []
+        for file in self._files(root):
+            if self.stop.is_set():
+                break
             try:
-                real = resolve_path(workspace, str(file))
-            except PathRefused:
-                continue  # a symlink that leaves the workspace
-            if not real.is_file() or real.stat().st_size > _MAX_READ_BYTES:
+                real = resolve_path(self.workspace, str(file), self.protected)
+                data, size = read_bytes(self.workspace, real, _MAX_READ_BYTES)
+            except (PathRefused, OSError):
+                continue  # a link out of the workspace, a device, a file gone meanwhile
+            if size > _MAX_READ_BYTES or _looks_binary(data):
                 continue
-            try:
-                text = _read_text(real)
-            except OSError:
-                continue
-            if text is None:
-                continue
-            for number, line in enumerate(text.splitlines(), 1):
-                if regex.search(line):
-                    results.append(f"{display_path(workspace, file)}:{number}: {line[:300]}")
-                    if len(results) >= cap:
-                        results.append(f"[stopped after {cap} matches]")
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                left = self.deadline - time.monotonic()
+                try:
+                    if left <= 0 or self.stop.is_set():
+                        raise TimeoutError
+                    found = self.pattern.search(line, timeout=left, concurrent=True)
+                except TimeoutError:
+                    self.timed_out = not self.stop.is_set()
+                    return results
+                if found:
+                    results.append(f"{display_path(self.workspace, file)}:{number}: {line[:300]}")
+                    if len(results) >= self.cap:
+                        results.append(f"[stopped after {self.cap} matches]")
                         return results
         return results
+
+
+def _git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:
+    """Writing into a repository's .git folder (hooks, config) is a way to run commands later:
+    it always asks."""
+    try:
+        resolved = resolve_path(ctx.workspace, path, ctx.protected)
+    except PathRefused:
+        return RiskAssessment(tool.risk)  # refused before anyone is asked
+    if ".git" in resolved.relative_to(ctx.workspace.resolve()).parts:
+        return RiskAssessment(
+            "dangerous", [f"writes into .git, whose hooks and config run commands ({path})"]
+        )
+    return RiskAssessment(tool.risk)
 
 
 class WriteFile(Tool):
@@ -201,21 +271,30 @@ class WriteFile(Tool):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
         content: str = Field(max_length=TEXT_CHARS, description="The whole new content of the file")
 
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return _git_risk(self, args.path, ctx)
+
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
-            path = resolve_path(ctx.workspace, args.path)
+            path = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
-        try:
-            if path.exists() and not path.is_file():
-                return ToolResult(ok=False, observation=f"{shown} exists and is not a regular file")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await asyncio.to_thread(path.write_text, args.content, "utf-8")
-        except OSError as exc:
-            return ToolResult(ok=False, observation=f"could not write {shown}: {exc.strerror}")
-        size = len(args.content.encode())
-        return ToolResult(ok=True, observation=f"wrote {size} bytes to {shown}")
+        data = args.content.encode("utf-8", errors="surrogatepass")
+        failure = await _write(ctx, path, shown, data)
+        return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {shown}")
+
+
+async def _write(ctx: ToolContext, path: Path, shown: str, data: bytes) -> ToolResult | None:
+    """Write atomically; the refusal or failure to return, or None when it worked."""
+    try:
+        await asyncio.to_thread(write_atomic, ctx.workspace, path, data)
+    except PathRefused as exc:
+        return ToolResult(ok=False, observation=f"could not write {shown}: {exc}")
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        return ToolResult(ok=False, observation=f"could not write {shown}: {why}; it is unchanged")
+    return None
 
 
 class EditFile(Tool):
@@ -233,22 +312,37 @@ class EditFile(Tool):
         )
         new: str = Field(max_length=TEXT_CHARS, description="Replacement text")
 
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return _git_risk(self, args.path, ctx)
+
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        loaded = await _load_text_file(ctx, args.path)
+        loaded = await _load(ctx, args.path, _MAX_EDIT_BYTES + 1)
         if isinstance(loaded, ToolResult):
             return loaded
-        path, shown, text = loaded
+        path, shown, data, size = loaded
+        if size != len(data):
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} is {size:,} bytes, more than edit_file edits "
+                f"({_MAX_EDIT_BYTES:,}); it is unchanged. Use shell tools for files this big.",
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at "
+                f"offset {exc.start}); edit_file only edits UTF-8 text, so it is unchanged",
+            )
         count = text.count(args.old)
         if count != 1:
             why = "does not occur" if count == 0 else f"occurs {count} times"
             return ToolResult(
                 ok=False, observation=f"`old` {why} in {shown}; it must occur exactly once"
             )
-        try:
-            await asyncio.to_thread(path.write_text, text.replace(args.old, args.new), "utf-8")
-        except OSError as exc:
-            return ToolResult(ok=False, observation=f"could not write {shown}: {exc.strerror}")
-        return ToolResult(ok=True, observation=f"edited {shown}")
+        new_data = text.replace(args.old, args.new).encode("utf-8", errors="surrogatepass")
+        failure = await _write(ctx, path, shown, new_data)
+        return failure or ToolResult(ok=True, observation=f"edited {shown}")
 
 
 class ShellExec(Tool):
@@ -266,17 +360,14 @@ class ShellExec(Tool):
         )
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
-        found = assess_shell(args.command, ctx.workspace)
-        return RiskAssessment(
-            tier=found.tier,
-            reasons=found.reasons,
-            commands=[command.argv for command in found.parsed.commands],
-        )
+        found = assess_shell(args.command, ctx.workspace, ctx.protected)
+        return RiskAssessment(tier=found.tier, reasons=found.reasons, commands=found.commands)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         if ctx.shell_refusal:
             return ToolResult(ok=False, observation=f"Refused: {ctx.shell_refusal}")
-        timeout = args.timeout_s or ctx.shell_timeout_s
+        # The user's limit is a ceiling: the model may ask for less time, never more.
+        timeout = min(args.timeout_s or ctx.shell_timeout_s, ctx.shell_timeout_s)
         result = await run_shell(
             args.command,
             cwd=ctx.workspace,

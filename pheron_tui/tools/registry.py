@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from pheron_tui.core.events import Risk
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
+from pheron_tui.core.rules import CommandFacts
 
 
 def ubid(name: str) -> str:
@@ -30,14 +31,17 @@ class ToolContext:
     """An argv that wraps shell commands (the sandbox), or None to run them directly."""
     shell_refusal: str | None = None
     """Why shell commands may not run at all (a sandbox was required but is missing)."""
+    protected: tuple[Path, ...] = ()
+    """Places no tool may read or write even inside the workspace: pheron-tui's own config,
+    data and cache, and secret folders such as ~/.ssh."""
 
 
 @dataclass
 class RiskAssessment:
     tier: Risk
     reasons: list[str] = field(default_factory=list)
-    commands: list[list[str]] | None = None
-    """For shell commands: the argv of every simple command, which approval rules match."""
+    commands: list[CommandFacts] | None = None
+    """For shell commands: every simple command, as approval rules match it."""
 
 
 @dataclass

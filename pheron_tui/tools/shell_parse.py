@@ -32,10 +32,50 @@ KEYWORDS = {
     "time",
 }
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"}
+# Multi-call binaries: ``busybox rm`` is ``rm``.
+MULTI_CALL = {"busybox", "toybox"}
 
-# Programs that run another command given after their own options.
-_WRAPPERS_NO_ARG = {"nohup", "command", "builtin", "exec", "setsid", "nice", "stdbuf", "ionice"}
-_WRAPPERS_PRIVILEGE = {"sudo", "doas", "pkexec", "runuser"}
+# Programs that run another command given after their own options, with the options that
+# take a separate value.
+_WRAPPERS: dict[str, set[str]] = {
+    "nohup": set(),
+    "command": set(),
+    "builtin": set(),
+    "exec": {"-a"},
+    "setsid": set(),
+    "nice": {"-n", "--adjustment"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "ionice": {"-c", "-n", "-p", "-t"},
+    "sudo": {"-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D", "-R"},
+    "doas": {"-u", "-C"},
+    "pkexec": {"--user"},
+    "runuser": {"-u", "-g", "-G"},
+    "env": {"-u", "--unset", "-C", "--chdir"},
+    "timeout": {"-s", "-k", "--signal", "--kill-after"},
+    "xargs": {"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--arg-file", "--delimiter"},
+    "strace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a"},
+    "ltrace": {"-o", "-e", "-p", "-s", "-u", "-a"},
+    "time": {"-o", "--output", "-f", "--format"},
+    "fakeroot": {"-l", "-s", "-i"},
+    "unbuffer": set(),
+    "chronic": set(),
+    "proxychains": {"-f"},
+    "proxychains4": {"-f"},
+    "torsocks": {"-u", "-p", "-a", "-P"},
+    "catchsegv": set(),
+    "valgrind": set(),
+    "firejail": set(),
+    "unshare": {"-S", "-G", "--setuid", "--setgid", "--wd"},
+    "systemd-run": {"-u", "--unit", "-p", "--property", "-E", "--setenv", "-M"},
+    "taskset": set(),
+    "chrt": set(),
+    "flock": {"-w", "--timeout", "-E", "--conflict-exit-code"},
+    "caffeinate": set(),
+}
+# Wrappers whose first operand is theirs, not the command's.
+_WRAPPER_OPERANDS = {"timeout": 1, "taskset": 1, "chrt": 1, "flock": 1}
+# ``find … -exec CMD … ;`` and friends run a command of their own.
+FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
 
 
 @dataclass
@@ -49,10 +89,31 @@ class SimpleCommand:
     """Commands joined by ``|`` share a number; the next ``;`` or ``&&`` starts a new one."""
     cwd_hint: str | None = None
     """The directory an earlier ``cd`` in the same line moved to, if any."""
+    assignments: list[str] = field(default_factory=list)
+    """``NAME=value`` words before the program (or given to ``env``)."""
+    piped_in: bool = False
+    """Its standard input is the output of the command before it (``a | b``)."""
 
     @property
     def program(self) -> str:
         return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
+
+    @property
+    def computed(self) -> bool:
+        """The program's name is only known when the line runs: an expansion (``$t``,
+        ``${x}``, ``$(…)``, backticks), a glob (``/???/r?``) or a brace list."""
+        if not self.argv:
+            return False
+        name = self.argv[0]
+        return (
+            not name
+            or any(c in name for c in "$`*?[")
+            or ("{" in name and "," in name)
+        )
+
+    @property
+    def stdin_redirected(self) -> bool:
+        return any(op in ("<", "<<", "<<<", "<>", "<&") for op, _ in self.redirects)
 
 
 @dataclass
@@ -132,7 +193,7 @@ def parse_command(text: str, _depth: int = 0) -> ParsedCommand:
 
     def finish() -> None:
         nonlocal current, cwd
-        if current.argv or current.redirects:
+        if current.argv or current.redirects or current.assignments:
             _unwrap(current, parsed, _depth)
             current.cwd_hint = cwd
             parsed.commands.append(current)
@@ -166,6 +227,7 @@ def parse_command(text: str, _depth: int = 0) -> ParsedCommand:
         if token in CONTROL:
             if token in ("|", "|&"):
                 finish()
+                current.piped_in = True
             else:
                 finish()
                 pipeline += 1
@@ -175,13 +237,13 @@ def parse_command(text: str, _depth: int = 0) -> ParsedCommand:
         if not current.argv and token in KEYWORDS:
             i += 1
             continue
-        if not current.argv and "=" in token and token.split("=", 1)[0].isidentifier():
-            i += 1  # VAR=value before the command
-            continue
         for inner in _substitutions(token):
             parsed.has_substitution = True
             _merge(parsed, parse_command(inner, _depth + 1))
-        current.argv.append(token)
+        if not current.argv and "=" in token and token.split("=", 1)[0].isidentifier():
+            current.assignments.append(token)  # VAR=value before the command
+        else:
+            current.argv.append(token)
         i += 1
     finish()
     return parsed
@@ -195,32 +257,74 @@ def _merge(into: ParsedCommand, other: ParsedCommand) -> None:
 
 
 def _unwrap(command: SimpleCommand, parsed: ParsedCommand, depth: int) -> None:
-    """Peel wrappers (sudo, env, timeout, xargs, …) off so the real program is argv[0], and
-    parse ``sh -c STRING`` as commands of its own."""
+    """Peel wrappers (sudo, env, timeout, xargs, busybox, …) off so the real program is argv[0],
+    and parse what runs a command of its own (``sh -c STRING``, ``env -S STRING``,
+    ``find -exec``, ``watch``) as commands of their own."""
     while command.argv:
         program = command.program
         args = command.argv[1:]
-        if program in _WRAPPERS_PRIVILEGE or program in _WRAPPERS_NO_ARG or program == "env":
-            rest = _skip_options(args, takes_value={"-u", "-g", "-C", "-n", "-c", "-S", "-o"})
-            if program == "env":
-                while rest and "=" in rest[0] and not rest[0].startswith("-"):
-                    rest = rest[1:]
-        elif program == "timeout":
-            rest = _skip_options(args, takes_value={"-s", "-k", "--signal", "--kill-after"})
-            rest = rest[1:]  # the duration
-        elif program == "xargs":
-            rest = _skip_options(args, takes_value={"-I", "-n", "-P", "-d", "-E", "-L", "-s"})
-        elif program in SHELLS and "-c" in args:
-            script = args[args.index("-c") + 1] if args.index("-c") + 1 < len(args) else ""
+        if program == "find":
+            _find_exec(command, parsed, depth)
+            return
+        if program in SHELLS and "-c" in args:
+            index = args.index("-c") + 1
+            script = args[index] if index < len(args) else ""
             command.wrappers.append(f"{program} -c")
             _merge(parsed, parse_command(script, depth + 1))
             return
+        if program in ("watch", "script", "su") and args:
+            # These hand a string to a shell: watch joins its operands, script and su take -c.
+            if program == "watch":
+                rest = _skip_options(args, takes_value={"-n", "--interval", "-d"})
+                script = " ".join(rest)
+            elif "-c" in args and args.index("-c") + 1 < len(args):
+                script = args[args.index("-c") + 1]
+            else:
+                return
+            command.wrappers.append(f"{program} -c")
+            _merge(parsed, parse_command(script, depth + 1))
+            return
+        if program == "env":
+            split = next((a for a in args if a in ("-S", "--split-string")), None)
+            if split is not None and args.index(split) + 1 < len(args):
+                # env -S 'cmd args' splits one string into a command line.
+                command.wrappers.append("env -S")
+                _merge(parsed, parse_command(args[args.index(split) + 1], depth + 1))
+                return
+            rest = _skip_options(args, takes_value=_WRAPPERS["env"])
+            while rest and "=" in rest[0] and not rest[0].startswith("-"):
+                command.assignments.append(rest[0])
+                rest = rest[1:]
+        elif program in MULTI_CALL:
+            rest = args if args and not args[0].startswith("-") else []
+        elif program in _WRAPPERS:
+            rest = _skip_options(args, takes_value=_WRAPPERS[program])
+            rest = rest[_WRAPPER_OPERANDS.get(program, 0) :]
         else:
             return
         command.wrappers.append(program)
         if not rest:
             return
         command.argv = rest
+
+
+def _find_exec(command: SimpleCommand, parsed: ParsedCommand, depth: int) -> None:
+    """The commands ``find … -exec CMD … ;`` runs, as commands of their own."""
+    args = command.argv
+    i = 0
+    while i < len(args):
+        if args[i] in FIND_EXEC:
+            end = i + 1
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            inner = [a for a in args[i + 1 : end] if a != "{}"]
+            if inner:
+                found = SimpleCommand(argv=inner, wrappers=["find " + args[i]])
+                found.pipeline, found.cwd_hint = command.pipeline, command.cwd_hint
+                _unwrap(found, parsed, depth + 1)
+                parsed.commands.append(found)
+            i = end
+        i += 1
 
 
 def _skip_options(args: list[str], takes_value: set[str]) -> list[str]:

@@ -2,17 +2,34 @@
 
 Works on the parsed command (``shell_parse``), not on the text: ``rm -rf build`` is seen as the
 program ``rm`` with a recursive flag whatever the quoting, and ``echo "rm -rf /"`` is not.
+What cannot be known before the line runs is dangerous until proven otherwise: a computed
+program name (``$t``, ``$(…)``), a shell or interpreter fed code on its input, an alias, a
+multi-call binary's unfamiliar applet.
+
+It also says, per simple command, why no prefix allow rule may cover it (``unallowable``): a
+command that can run other programs or write files through its arguments is approved by a
+person each time, whatever ``allow git status`` or ``allow find`` says.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pheron_tui.core.events import Risk
-from pheron_tui.tools.shell_parse import SHELLS, ParsedCommand, SimpleCommand, parse_command
+from pheron_tui.core.rules import CommandFacts, command_words
+from pheron_tui.core.safety import shorten
+from pheron_tui.tools.shell_parse import (
+    FIND_EXEC,
+    MULTI_CALL,
+    SHELLS,
+    ParsedCommand,
+    SimpleCommand,
+    parse_command,
+)
 
 DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh"}
 INTERPRETERS = SHELLS | {
@@ -26,7 +43,9 @@ INTERPRETERS = SHELLS | {
     ".",
     "eval",
 }
-NETWORK = DOWNLOADERS | {
+# Runners that fetch a package from a registry and run it.
+PACKAGE_RUNNERS = {"npx", "pnpx", "bunx", "uvx"}
+NETWORK = DOWNLOADERS | PACKAGE_RUNNERS | {
     "nc",
     "ncat",
     "netcat",
@@ -48,9 +67,12 @@ NETWORK_SUBCOMMANDS = {
     "pip": {"install", "download", "wheel"},
     "pip3": {"install", "download", "wheel"},
     "uv": {"pip", "add", "sync", "lock", "run", "tool"},
-    "npm": {"install", "i", "ci", "add", "publish", "update"},
-    "yarn": {"install", "add", "upgrade", "publish"},
-    "pnpm": {"install", "i", "add", "update", "publish"},
+    "npm": {"install", "i", "ci", "add", "publish", "update", "exec", "x"},
+    "yarn": {"install", "add", "upgrade", "publish", "dlx"},
+    "pnpm": {"install", "i", "add", "update", "publish", "dlx"},
+    "pipx": {"install", "run", "upgrade", "inject"},
+    "conda": {"install", "create", "update"},
+    "gem": {"install", "update", "fetch"},
     "cargo": {"install", "fetch", "publish", "update", "add"},
     "go": {"get", "install", "mod"},
     "apt": {"install", "update", "upgrade", "download"},
@@ -83,6 +105,51 @@ SYSTEM = {
 WRITERS = {"rm", "rmdir", "touch", "mkdir", "chmod", "chown", "chgrp", "truncate", "shred", "tee"}
 COPIERS = {"cp", "mv", "install", "ln", "rsync"}  # the last argument (or -t DIR) is written
 HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"}
+# Interpreters that read code from standard input when given no script.
+STDIN_INTERPRETERS = SHELLS | {"python", "python2", "python3", "perl", "ruby", "node", "php"}
+STDIN_PATHS = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
+# Applets of a multi-call binary that only read or print.
+HARMLESS_APPLETS = {
+    "ls", "cat", "echo", "printf", "grep", "head", "tail", "wc", "sort", "uniq", "pwd",
+    "true", "false", "date", "basename", "dirname", "stat", "du", "df", "find", "which",
+    "uname", "id", "whoami", "env", "diff", "cmp", "tr", "cut", "md5sum", "sha256sum",
+}  # fmt: skip
+GIT_COMMANDS = {
+    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle",
+    "cat-file", "check-ignore", "checkout", "cherry", "cherry-pick", "clean", "clone", "commit",
+    "config", "count-objects", "describe", "diff", "diff-files", "diff-index", "diff-tree",
+    "fetch", "format-patch", "fsck", "gc", "grep", "help", "init", "log", "ls-files",
+    "ls-remote", "ls-tree", "merge", "merge-base", "mv", "notes", "pull", "push", "range-diff",
+    "rebase", "reflog", "remote", "reset", "restore", "rev-list", "rev-parse", "revert", "rm",
+    "shortlog", "show", "show-ref", "stash", "status", "submodule", "switch", "tag", "version",
+    "whatchanged", "worktree",
+}  # fmt: skip
+# Options that make a program run another program (or a pager, a diff tool, a hook).
+_RUNS_PROGRAMS: dict[str, tuple[str, ...]] = {
+    "git": (
+        "-c", "--config-env", "--exec-path", "--upload-pack", "--receive-pack", "--exec",
+        "-u", "--ext-diff", "--textconv", "-O", "--open-files-in-pager", "--tool", "-x",
+    ),
+    "tar": (
+        "--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--rsh-command",
+        "--info-script", "-F", "--new-volume-script",
+    ),
+    "rsync": ("-e", "--rsh", "--rsync-path"),
+    "zip": ("-TT", "--unzip-command"),
+    "sort": ("--compress-program",),
+    "rg": ("--pre",),
+    "fd": ("-x", "-X", "--exec", "--exec-batch"),
+    "vim": ("-c", "+", "--cmd", "-S"),
+    "vi": ("-c", "+", "--cmd", "-S"),
+    "nvim": ("-c", "+", "--cmd", "-S"),
+    "less": ("+",),
+    "ssh": ("-o",),
+    "make": ("-f", "--file", "--eval", "SHELL="),
+}  # fmt: skip
+_FIND_WRITES = {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+_AWK = {"awk", "gawk", "mawk", "nawk", "busybox awk"}
+# sed commands that run a program or write a file: e, w and W, and the s command's e/w flags.
+_SED_RUNS = re.compile(r"(^|[;\n{}!]|[0-9$/])\s*[ewW]\b|s(.).*?\2.*?\2[gpiImM0-9]*[ew]")
 
 
 @dataclass
@@ -90,46 +157,88 @@ class ShellRisk:
     tier: Risk
     reasons: list[str] = field(default_factory=list)
     parsed: ParsedCommand = field(default_factory=ParsedCommand)
+    commands: list[CommandFacts] = field(default_factory=list)
+    """What the approval rules match, one per simple command."""
 
 
-def assess_shell(command: str, workspace: Path) -> ShellRisk:
+def assess_shell(command: str, workspace: Path, protected: Sequence[Path] = ()) -> ShellRisk:
+    """Rate ``command``; ``protected`` are folders it must not write (the app's own files)."""
     parsed = parse_command(command)
     reasons: list[str] = []
+    facts: list[CommandFacts] = []
     if parsed.error:
         reasons.append(parsed.error)
+        # What could not be read is unknown: it matches every deny rule and no allow rule.
+        facts.append(CommandFacts((), computed=True, unallowable=parsed.error))
     root = workspace.resolve()
+    guarded = [p.resolve() for p in protected]
     for simple in parsed.commands:
-        reasons.extend(_command_reasons(simple, root))
+        reasons.extend(_command_reasons(simple, root, guarded))
+        facts.append(
+            CommandFacts(
+                words=command_words(simple.argv),
+                computed=simple.computed,
+                unallowable=_unallowable(simple),
+            )
+        )
     reasons.extend(_downloads_run(parsed))
     unique = list(dict.fromkeys(reasons))
-    return ShellRisk(tier="dangerous" if unique else "execute", reasons=unique, parsed=parsed)
+    return ShellRisk(
+        tier="dangerous" if unique else "execute", reasons=unique, parsed=parsed, commands=facts
+    )
 
 
-def _short(command: SimpleCommand) -> str:
-    text = " ".join(command.argv)
-    return text if len(text) <= 60 else text[:57] + "…"
+def short(command: SimpleCommand) -> str:
+    return shorten(" ".join(command.argv), 60)
 
 
-def _command_reasons(command: SimpleCommand, root: Path) -> list[str]:
+def _effective(command: SimpleCommand) -> tuple[str, list[str]]:
+    """The program and arguments that matter: without global options (``git -C . pull`` is
+    ``git pull``), and ``python -m pip install`` is ``pip install``."""
+    words = command_words(command.argv)
+    program, args = (words[0], list(words[1:])) if words else ("", [])
+    if program.startswith("python") and len(args) >= 2 and args[0] == "-m":
+        return args[1], args[2:]
+    return program, args
+
+
+def _command_reasons(command: SimpleCommand, root: Path, protected: list[Path]) -> list[str]:
     reasons: list[str] = []
-    program, args = command.program, command.argv[1:]
+    if command.computed:
+        reasons.append(
+            f"the program is computed when the line runs ({shorten(command.argv[0], 40)}), "
+            "so it could be any program"
+        )
+    program, args = _effective(command)
     raised = [w for w in command.wrappers if w in PRIVILEGE]
     if raised or program in PRIVILEGE:
         reasons.append(f"privilege escalation ({(raised or [program])[0]})")
     if program in SYSTEM or program.startswith("mkfs."):
         reasons.append(f"changes the system ({program})")
+    if loaders := [a.split("=", 1)[0] for a in command.assignments if _runs_code(a)]:
+        reasons.append(f"sets {loaders[0]}, which makes programs run other code")
+    if program == "alias":
+        reasons.append("defines an alias, so a later word may run any program")
+    if any(w in MULTI_CALL for w in command.wrappers) and program not in HARMLESS_APPLETS:
+        reasons.append(f"runs the multi-call binary applet {program!r}")
+    if program in STDIN_INTERPRETERS and _reads_code_from_input(command, args):
+        reasons.append(f"runs code it reads from its input ({program})")
+    if program in ("source", ".") and args and args[0] in STDIN_PATHS:
+        reasons.append(f"runs code it reads from its input ({program})")
     if program == "dd" and any(a.startswith("of=") for a in args):
         reasons.append("dd writes raw data (of=)")
-    if program in ("chmod",) and any(
-        re.fullmatch(r"[0-7]?[2467][0-7]{3}|.*\+s.*", a) for a in args
-    ):
-        reasons.append("sets a setuid or setgid bit (chmod)")
+    if program in ("chmod", "install") and _sets_setuid(program, args):
+        reasons.append(f"sets a setuid or setgid bit ({program})")
     if program in ("kill", "pkill", "killall") and ("-1" in args or program == "killall"):
         reasons.append(f"kills processes broadly ({program})")
     if program == "eval":
         reasons.append("eval runs text that cannot be checked beforehand")
-    reasons.extend(_mass_deletion(command))
-    if program in NETWORK:
+    if program == "git" and args[:1] == ["config"] and _sets_git_config(args[1:]):
+        reasons.append("changes git's configuration, which can make git run commands")
+    reasons.extend(_mass_deletion(command, program, args))
+    if program in PACKAGE_RUNNERS:
+        reasons.append(f"runs a package fetched from the network ({program})")
+    elif program in NETWORK:
         reasons.append(f"uses the network ({program})")
     elif program in NETWORK_SUBCOMMANDS:
         sub = next((a for a in args if not a.startswith("-")), "")
@@ -138,10 +247,106 @@ def _command_reasons(command: SimpleCommand, root: Path) -> list[str]:
             reasons.append(f"uses the network ({program} {sub})".replace(" )", ")"))
     elif program == "rsync" and any(":" in a for a in args):
         reasons.append("uses the network (rsync to a host)")
-    for target in _written_paths(command):
-        if not _inside(target, root, command.cwd_hint):
+    for target in _written_paths(command, program, args):
+        where = _place(target, root, command.cwd_hint, protected)
+        if where == "outside":
             reasons.append(f"writes outside the workspace ({target})")
+        elif where == "protected":
+            reasons.append(f"writes pheron-tui's own settings or data ({target})")
+        elif where == "git":
+            reasons.append(f"writes into .git, whose hooks and config run commands ({target})")
     return reasons
+
+
+# Variables that make an ordinary program load or run something else.
+_CODE_VARIABLES = {
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PAGER",
+    "GIT_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH",
+    "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "GIT_EXEC_PATH", "GIT_DIR", "GIT_TEMPLATE_DIR",
+}  # fmt: skip
+
+
+def _runs_code(assignment: str) -> bool:
+    name = assignment.split("=", 1)[0]
+    return name in _CODE_VARIABLES or name.startswith(("GIT_CONFIG", "LD_", "DYLD_"))
+
+
+def _reads_code_from_input(command: SimpleCommand, args: list[str]) -> bool:
+    """An interpreter whose code comes from its standard input (a pipe or a redirection)."""
+    if any(a in STDIN_PATHS for a in args) or "-s" in args:
+        return True
+    inline = any(a in ("-c", "-e", "-E", "-m", "--eval") for a in args)
+    script = next((a for a in args if not a.startswith("-")), None)
+    fed = command.piped_in or command.stdin_redirected
+    return fed and not inline and script is None
+
+
+def _sets_setuid(program: str, args: list[str]) -> bool:
+    if program == "install":
+        modes = [
+            args[i + 1] if a in ("-m", "--mode") and i + 1 < len(args) else a.split("=", 1)[-1]
+            for i, a in enumerate(args)
+            if a in ("-m", "--mode") or a.startswith("--mode=")
+        ]
+    else:
+        modes = args
+    return any(
+        re.fullmatch(r"0*[2467][0-7]{3}", m) or re.search(r"[ugoa]*[+=][rwxXt]*s", m)
+        for m in modes
+    )
+
+
+def _sets_git_config(args: list[str]) -> bool:
+    """``git config KEY VALUE`` (a write), not ``git config --get KEY`` or ``--list``."""
+    reading = {"--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin"}
+    if any(a in reading for a in args):
+        return False
+    operands = [a for a in args if not a.startswith("-")]
+    return len(operands) >= 2 or any(a in ("--add", "--replace-all", "-e", "--edit") for a in args)
+
+
+def _unallowable(command: SimpleCommand) -> str:
+    """Why a prefix allow rule must not approve this command, or empty."""
+    if command.computed:
+        return "its program is computed when it runs"
+    if command.assignments:
+        return "it sets environment variables for the program"
+    if any(op in (">", ">>", ">|", "&>", "&>>", "<>") and t not in HARMLESS_TARGETS
+           for op, t in command.redirects):  # fmt: skip
+        return "it writes a file through a redirection"
+    if any(w == "xargs" or w.startswith("find ") for w in command.wrappers):
+        return f"it runs with arguments chosen at run time ({command.wrappers[-1]})"
+    program, args = _effective(command)
+    if program == "find" and any(a in FIND_EXEC or a in _FIND_WRITES for a in args):
+        return "find runs commands or writes files through its arguments"
+    if program == "sed" and (
+        _flags(args) & {"i", "--in-place", "f", "--file"}
+        or any(a.startswith(("--in-place", "--file")) for a in args)
+        or any(_SED_RUNS.search(a) for a in args if not a.startswith("-"))
+    ):
+        return "its sed script can run commands or write files"
+    if program in _AWK and any(
+        re.search(r"system\s*\(|\||>|getline", a) for a in args if not a.startswith("-")
+    ):
+        return "its awk program can run commands or write files"
+    if program == "git" and args and args[0] not in GIT_COMMANDS:
+        return f"git {args[0]!r} is not a git command, so it may be an alias"
+    if _option_used(command.argv[1:], _RUNS_PROGRAMS.get(program, ())):
+        return f"{program} runs other programs through its options"
+    return ""
+
+
+def _option_used(args: Sequence[str], options: Sequence[str]) -> bool:
+    """Whether any of ``options`` appears: alone, as ``--opt=value``, or for a ``+`` or
+    ``NAME=`` entry, as a word starting with it."""
+    for arg in args:
+        for option in options:
+            if arg == option or arg.startswith(option + "="):
+                return True
+            if option.endswith(("+", "=")) and arg.startswith(option):
+                return True
+    return False
 
 
 def _flags(args: list[str]) -> set[str]:
@@ -157,19 +362,29 @@ def _flags(args: list[str]) -> set[str]:
     return found
 
 
-def _mass_deletion(command: SimpleCommand) -> list[str]:
-    program, args = command.program, command.argv[1:]
+def _mass_deletion(command: SimpleCommand, program: str, args: list[str]) -> list[str]:
     flags = _flags(args)
     targets = [a for a in args if not a.startswith("-")]
+    found = []
+    if program in ("rm", "unlink", "shred") and any(
+        w == "xargs" or w.startswith("find ") for w in command.wrappers
+    ):
+        found.append(f"deletes every file named at run time ({command.wrappers[-1]} {program})")
+    return found + _deletion(command, program, args, flags, targets)
+
+
+def _deletion(
+    command: SimpleCommand, program: str, args: list[str], flags: set[str], targets: list[str]
+) -> list[str]:
     if program == "rm":
         if flags & {"r", "R", "--recursive"}:
-            return [f"deletes recursively ({_short(command)})"]
+            return [f"deletes recursively ({short(command)})"]
         if any(any(c in t for c in "*?[") for t in targets):
-            return [f"deletes every file a pattern matches ({_short(command)})"]
+            return [f"deletes every file a pattern matches ({short(command)})"]
         if len(targets) > 10:
             return [f"deletes {len(targets)} files"]
-    if program == "find" and ("-delete" in args or ("-exec" in args and "rm" in args)):
-        return [f"deletes every file find matches ({_short(command)})"]
+    if program == "find" and "-delete" in args:
+        return [f"deletes every file find matches ({short(command)})"]
     if program == "git" and args[:1] == ["clean"] and flags & {"f", "--force"}:
         return ["deletes untracked files (git clean -f)"]
     if program == "rsync" and any(a.startswith("--delete") for a in args):
@@ -179,13 +394,13 @@ def _mass_deletion(command: SimpleCommand) -> list[str]:
     return []
 
 
-def _written_paths(command: SimpleCommand) -> list[str]:
+def _written_paths(command: SimpleCommand, program: str, args: list[str]) -> list[str]:
     paths = [
         target
         for op, target in command.redirects
         if op in (">", ">>", ">|", "&>", "&>>", "<>") and target not in HARMLESS_TARGETS
     ]
-    program, args = command.program, command.argv[1:]
+    flags = _flags(args)
     operands = [a for a in args if not a.startswith("-")]
     if program in WRITERS:
         if program in ("chmod", "chown", "chgrp") and operands:
@@ -202,28 +417,60 @@ def _written_paths(command: SimpleCommand) -> list[str]:
                 paths.extend(operands[:-1])  # moving a file away changes its old place too
     elif program == "dd":
         paths.extend(a[3:] for a in args if a.startswith("of="))
-    elif program in ("sed", "perl") and (flags := _flags(args)) and ("i" in flags):
-        paths.extend(operands[1:] if program == "sed" else operands)
+    elif program in ("sed", "perl") and (
+        "i" in flags or any(a.startswith("--in-place") for a in args)
+    ):
+        # Every operand may be a file edited in place (the first is usually sed's script,
+        # but not with -e or -f, and a wrong guess here only means asking).
+        paths.extend(operands)
+    elif program == "tar":
+        paths.extend(_tar_writes(args))
     return [p for p in paths if p not in HARMLESS_TARGETS]
 
 
-def _inside(raw: str, root: Path, cwd_hint: str | None) -> bool:
+def _tar_writes(args: list[str]) -> list[str]:
+    """Where tar writes: the folder it extracts into (-C), the archive it creates (-f)."""
+    first = args[0] if args else ""
+    letters = set(first) if first and not first.startswith("-") else set()  # tar xzf …
+    letters |= _flags(args)
+    extracting = bool(letters & {"x", "--extract", "--get"})
+    creating = bool(letters & {"c", "r", "u", "--create", "--append", "--update"})
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        value = args[i + 1] if i + 1 < len(args) else ""
+        if arg in ("-C", "--directory") or arg.startswith("--directory="):
+            target = arg.split("=", 1)[1] if "=" in arg else value
+            if extracting or not creating:
+                found.append(target)
+        if creating and (arg in ("-f", "--file") or arg.startswith("--file=")):
+            found.append(arg.split("=", 1)[1] if "=" in arg else value)
+    return found
+
+
+def _place(raw: str, root: Path, cwd_hint: str | None, protected: list[Path]) -> str:
+    """Where a written path lands: inside, outside, protected (the app's files) or git."""
     if not raw or raw.startswith("$") or "$(" in raw or "`" in raw:
-        return False  # cannot be known before it runs: treat as outside
+        return "outside"  # cannot be known before it runs: treat as outside
     home = os.path.expanduser("~")
     raw = re.sub(r"^~(?=/|$)", home, raw)
     base = root
     if cwd_hint is not None:
         hint = re.sub(r"^~(?=/|$)", home, cwd_hint)
         if hint.startswith("$") or "`" in hint:
-            return False
+            return "outside"
         base = (root / hint) if not os.path.isabs(hint) else Path(hint)
     candidate = Path(raw) if os.path.isabs(raw) else base / raw
     try:
         resolved = candidate.resolve(strict=False)
     except (OSError, RuntimeError, ValueError):  # loops, overlong names, NUL bytes
-        return False
-    return resolved == root or resolved.is_relative_to(root)
+        return "outside"
+    if any(resolved == p or resolved.is_relative_to(p) for p in protected):
+        return "protected"
+    if resolved != root and not resolved.is_relative_to(root):
+        return "outside"
+    if ".git" in resolved.relative_to(root).parts:
+        return "git"
+    return "inside"
 
 
 def _downloads_run(parsed: ParsedCommand) -> list[str]:
@@ -232,7 +479,9 @@ def _downloads_run(parsed: ParsedCommand) -> list[str]:
     interpreters = [
         c
         for c in parsed.commands
-        if c.program in INTERPRETERS or any(w.split()[0] in SHELLS for w in c.wrappers)
+        if c.program in INTERPRETERS
+        or c.computed
+        or any(w.split()[0] in SHELLS for w in c.wrappers)
     ]
     if downloaders and interpreters:
         first, runner = downloaders[0].program, interpreters[0].program

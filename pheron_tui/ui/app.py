@@ -109,8 +109,8 @@ class PheronApp(App[None]):
             self.play_back()
             return
         status.sandbox = self.runtime.sandbox.label
-        if self.orchestrator.settings.policy == "all":
-            self.call_later(self._warn_all_approved)
+        if self.runtime.warnings():
+            self.call_later(self._warn)
         self.runtime.start_recording()
         if self.runtime.resumed is not None:
             self.call_later(self._show_resumed, self.runtime.resumed)
@@ -121,13 +121,10 @@ class PheronApp(App[None]):
             status.state = "idle"
         self.query_one("#prompt", Input).focus()
 
-    async def _warn_all_approved(self) -> None:
-        warning = (
-            "Approval policy 'all': every tool call runs without asking, shell commands and "
-            "dangerous ones included. Only deny rules still stop a call."
-        )
-        await self.query_one(ChatPane).add_note(warning, "error")
-        self.notify(warning, title="No approvals", severity="error", timeout=10)
+    async def _warn(self) -> None:
+        for warning in self.runtime.warnings():
+            await self.query_one(ChatPane).add_note(warning, "error")
+            self.notify(warning, title="Warning", severity="error", timeout=10)
 
     async def _show_resumed(self, session: LoadedSession) -> None:
         """Draw a resumed conversation with the same code that drew it live."""

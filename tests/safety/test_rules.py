@@ -20,7 +20,7 @@ def shell(command: str, workspace: Path) -> CallFacts:
     return CallFacts(
         tool="shell_exec",
         risk=risk.tier,
-        commands=[c.argv for c in risk.parsed.commands],
+        commands=risk.commands,
         raw_command=command,
     )
 
@@ -99,7 +99,7 @@ def test_always_is_not_offered_for_a_dangerous_call(workspace: Path) -> None:
 
 def test_command_prefixes() -> None:
     assert command_prefix(["git", "status", "-s"]) == ("git", "status")
-    assert command_prefix(["git", "-C", "x", "log"]) == ("git",)
+    assert command_prefix(["git", "-C", "x", "log"]) == ("git", "log")
     assert command_prefix(["pytest", "-q"]) == ("pytest",)
     assert command_prefix(["python3", "-m", "pytest", "-q"]) == ("python3", "-m", "pytest")
 
