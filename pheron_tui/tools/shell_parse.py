@@ -105,11 +105,7 @@ class SimpleCommand:
         if not self.argv:
             return False
         name = self.argv[0]
-        return (
-            not name
-            or any(c in name for c in "$`*?[")
-            or ("{" in name and "," in name)
-        )
+        return not name or any(c in name for c in "$`*?[") or ("{" in name and "," in name)
 
     @property
     def stdin_redirected(self) -> bool:

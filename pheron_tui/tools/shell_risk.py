@@ -45,22 +45,26 @@ INTERPRETERS = SHELLS | {
 }
 # Runners that fetch a package from a registry and run it.
 PACKAGE_RUNNERS = {"npx", "pnpx", "bunx", "uvx"}
-NETWORK = DOWNLOADERS | PACKAGE_RUNNERS | {
-    "nc",
-    "ncat",
-    "netcat",
-    "socat",
-    "ssh",
-    "scp",
-    "sftp",
-    "ftp",
-    "telnet",
-    "ping",
-    "dig",
-    "nslookup",
-    "host",
-    "whois",
-}
+NETWORK = (
+    DOWNLOADERS
+    | PACKAGE_RUNNERS
+    | {
+        "nc",
+        "ncat",
+        "netcat",
+        "socat",
+        "ssh",
+        "scp",
+        "sftp",
+        "ftp",
+        "telnet",
+        "ping",
+        "dig",
+        "nslookup",
+        "host",
+        "whois",
+    }
+)
 # Programs that use the network only for some subcommands.
 NETWORK_SUBCOMMANDS = {
     "git": {"clone", "fetch", "pull", "push", "ls-remote", "submodule", "remote"},
@@ -292,8 +296,7 @@ def _sets_setuid(program: str, args: list[str]) -> bool:
     else:
         modes = args
     return any(
-        re.fullmatch(r"0*[2467][0-7]{3}", m) or re.search(r"[ugoa]*[+=][rwxXt]*s", m)
-        for m in modes
+        re.fullmatch(r"0*[2467][0-7]{3}", m) or re.search(r"[ugoa]*[+=][rwxXt]*s", m) for m in modes
     )
 
 

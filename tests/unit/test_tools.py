@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ToolCallError, ToolContext
 from pheron_tui.tools.files import PathRefused, resolve_path
+from pheron_tui.tools.registry import ToolCallError, ToolContext
 from pheron_tui.tools.sandbox import CappedOutput, run_shell
 
 from ..processes import alive
