@@ -10,6 +10,7 @@ from typing import Any
 
 from pheron_tui import __version__
 from pheron_tui.config import ConfigError, Settings, default_config_path, load_settings
+from pheron_tui.core.safety import without_surrogates
 from pheron_tui.providers.select import choose_engine
 
 EXIT_USAGE = 2
@@ -243,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         from pheron_tui.headless import run_headless
 
-        return asyncio.run(run_headless(runtime, args.prompt, as_json=args.json))
+        # A byte that is not UTF-8 in argv arrives as a lone surrogate: keep it visible (U+FFFD)
+        # without letting it break the log or the terminal.
+        prompt = without_surrogates(args.prompt)
+        return asyncio.run(run_headless(runtime, prompt, as_json=args.json))
 
     from pheron_tui.ui.app import PheronApp
 

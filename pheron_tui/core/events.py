@@ -6,11 +6,14 @@ An event's JSON form (``type`` is the class name) is the line format of the sess
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic_core import PydanticSerializationError
 
 from pheron_tui.core.messages import Message
+from pheron_tui.core.safety import without_surrogates
 
 Phase = Literal["classify", "chat", "plan", "critic"]
 Decision = Literal["approved", "denied", "auto_approved"]
@@ -179,7 +182,22 @@ DELTA_TYPES = (ThinkDelta, AnswerDelta, ToolOutputDelta)
 
 
 def event_to_json(event: Event) -> str:
-    return event.model_dump_json()
+    try:
+        return event.model_dump_json()
+    except PydanticSerializationError:
+        # A lone surrogate somewhere (from argv, a file name, a JSON escape): write it as
+        # U+FFFD rather than lose the line, or the whole log after it.
+        return json.dumps(_replace_surrogates(event.model_dump(mode="json")), ensure_ascii=False)
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, dict):
+        return {without_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
 
 
 def event_from_json(line: str) -> Event:

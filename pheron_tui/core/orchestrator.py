@@ -22,7 +22,7 @@ from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import classify
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
-from pheron_tui.core.parsing import ParsedCall, parse_reply
+from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     call_error_message,
@@ -31,6 +31,7 @@ from pheron_tui.core.prompts import (
     observation_message,
 )
 from pheron_tui.core.rules import RuleBook
+from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.providers.base import Provider, ProviderError, ToolsRejected
 from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolRegistry, ubid
@@ -313,16 +314,10 @@ class Orchestrator:
 
     @staticmethod
     def _provider_call(name: str, arguments: dict[str, Any] | str) -> ParsedCall:
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return ParsedCall(
-                    name=name, form="provider", error=f"arguments are not valid JSON ({exc})"
-                )
-        if not isinstance(arguments, dict):
-            return ParsedCall(name=name, form="provider", error="arguments must be a JSON object")
-        return ParsedCall(name=name, arguments=arguments, form="provider")
+        decoded, error = decode_arguments(arguments)
+        return ParsedCall(
+            name=without_surrogates(name), arguments=decoded, form="provider", error=error
+        )
 
     async def _clarify(
         self, turn_id: int, state: _TaskState, reply: StreamedReply, question: str

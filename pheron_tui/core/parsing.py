@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.think import partial_suffix
 
 TOOL_CALL_OPEN = "<tool_call>"
@@ -95,7 +96,7 @@ def _coerce(value: str, schema: Mapping[str, Any] | None) -> Any:
         lowered = text.lower()
         return True if lowered == "true" else False if lowered == "false" else value
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         try:
             return ast.literal_eval(text)
@@ -123,28 +124,69 @@ def _parse_xml_call(body: str, schemas: Mapping[str, Mapping[str, Any]]) -> Pars
     for key, value in _PARAMETER_RE.findall(match.group(2)):
         key = key.strip()
         arguments[key] = _coerce(_strip_one_newline(value), properties.get(key))
-    error = None if "</function>" in body else "the call was cut off before </function>"
+    arguments, error = decode_arguments(arguments)
+    if error is None and "</function>" not in body:
+        error = "the call was cut off before </function>"
     return ParsedCall(name=name, arguments=arguments, form="xml", error=error, raw=body)
 
 
-def _decode_arguments(value: Any) -> tuple[dict[str, Any], str | None]:
+MAX_ARGUMENT_DEPTH = 32
+
+
+class _TooDeep(ValueError):
+    pass
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` that fails with a ValueError, never a RecursionError, on deep nesting."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+
+
+def raw_decode(text: str) -> tuple[Any, int]:
+    try:
+        return json.JSONDecoder().raw_decode(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+
+
+def _clean(value: Any, depth: int = 0) -> Any:
+    """Arguments fit to pass on: no lone surrogates (they cannot be written as UTF-8 to a log,
+    a file or a terminal), and no nesting deeper than anything a tool takes."""
+    if depth > MAX_ARGUMENT_DEPTH:
+        raise _TooDeep(f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep")
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, dict):
+        return {without_surrogates(str(k)): _clean(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v, depth + 1) for v in value]
+    return value
+
+
+def decode_arguments(value: Any) -> tuple[dict[str, Any], str | None]:
     """Arguments may arrive as an object or as a JSON string holding one."""
     if value is None:
         return {}, None
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else {}
+            value = loads(value) if value.strip() else {}
         except ValueError as exc:
             return {}, f"arguments are not valid JSON ({_json_problem(exc)})"
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, not {type(value).__name__}"
-    return value, None
+    try:
+        return _clean(value), None
+    except _TooDeep as exc:
+        return {}, str(exc)
 
 
 def _parse_json_call(body: str) -> ParsedCall:
     text = body.strip()
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as exc:
         return ParsedCall(
             name=_guess_name(text),
@@ -157,7 +199,7 @@ def _parse_json_call(body: str) -> ParsedCall:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         return ParsedCall(name="", form="json", raw=body, error='the call has no "name"')
-    arguments, error = _decode_arguments(data.get("arguments", data.get("parameters")))
+    arguments, error = decode_arguments(data.get("arguments", data.get("parameters")))
     return ParsedCall(name=name, arguments=arguments, form="json", error=error, raw=body)
 
 
@@ -188,7 +230,6 @@ def parse_native_calls(
 def parse_legacy_calls(text: str) -> list[ParsedCall]:
     """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets."""
     calls: list[ParsedCall] = []
-    decoder = json.JSONDecoder()
     for match in _LEGACY_RE.finditer(text):
         target = match.group(1).strip().strip("[]\"'")
         rest = text[match.end() :].lstrip()
@@ -207,7 +248,7 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
             )
             continue
         try:
-            arguments, _ = decoder.raw_decode(rest)
+            arguments, _ = raw_decode(rest)
         except ValueError as exc:
             calls.append(
                 ParsedCall(
@@ -218,7 +259,7 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
                 )
             )
             continue
-        decoded, error = _decode_arguments(arguments)
+        decoded, error = decode_arguments(arguments)
         calls.append(
             ParsedCall(name=target, arguments=decoded, form="legacy", error=error, raw=raw)
         )

@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
+    """Control characters as ``\\xNN``; a lone surrogate (which no terminal can be sent) as
+    U+FFFD."""
     if not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(
+        lambda m: "\ufffd" if _SURROGATE.match(m.group()) else f"\\x{ord(m.group()):02x}", text
+    )
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (from a ``\\udcff`` JSON escape, or a byte that was
+    not UTF-8 in argv or a file name) replaced by U+FFFD, so it can always be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def shorten(text: str, limit: int = 120) -> str:

@@ -16,11 +16,13 @@ server sends back, so it never reaches an error, an event or the session log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlparse
 
@@ -37,13 +39,60 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
+from pheron_tui.core.think import partial_suffix
 from pheron_tui.providers.base import Progress, ProviderError, ScoringUnavailable, ToolsRejected
-from pheron_tui.providers.sse import sse_data
+from pheron_tui.providers.sse import LineTooLong, bounded_lines, sse_data
 
 ToolMode = Literal["auto", "native", "legacy"]
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
+# Bounds on what a server may send: a whole non-streamed body, one SSE line, and a reply's
+# characters per requested token (a token is rarely more than a few characters; a server that
+# streams on past max_tokens is cut off).
+MAX_BODY_BYTES = 1_000_000
+MAX_LINE_BYTES = 4_000_000
+MAX_CHARS_PER_TOKEN = 16
+
+
+@dataclass
+class _Body:
+    """A response read with a bound on its size."""
+
+    status_code: int
+    headers: httpx.Headers
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+async def _bounded_text(response: httpx.Response, limit: int = MAX_BODY_BYTES) -> str:
+    """At most ``limit`` bytes of a body: a 300 MB error page is not read whole."""
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk[: limit - len(data)]
+        if len(data) >= limit:
+            break
+    return data.decode("utf-8", errors="replace")
+
+
+class _Scrubber:
+    """Removes the key from a stream of text even when it arrives split across pieces: a tail
+    that could be the start of the key is held back until the next piece shows what follows,
+    and dropped if the stream ends there (it would be part of the key)."""
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key or ""
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        if not self.key:
+            return text
+        text = (self._held + text).replace(self.key, "***")
+        keep = partial_suffix(text, self.key)
+        self._held = text[len(text) - keep :]
+        return text[: len(text) - keep]
 
 
 def default_key_env(base_url: str) -> str:
@@ -166,11 +215,13 @@ class OpenAIProvider:
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
-    async def _send(self, method: str, url: str, payload: dict | None = None) -> httpx.Response:
-        """A plain request with the retry policy (for /models and non-streamed scoring)."""
+    async def _send(self, method: str, url: str, payload: dict | None = None) -> _Body:
+        """A plain request with the retry policy (for /models and non-streamed scoring); the
+        body is read up to MAX_BODY_BYTES."""
         for attempt in range(self.max_retries + 1):
             try:
-                response = await self._client.request(method, url, json=payload)
+                async with self._client.stream(method, url, json=payload) as reply:
+                    response = _Body(reply.status_code, reply.headers, await _bounded_text(reply))
             except httpx.TransportError as exc:
                 if attempt >= self.max_retries:
                     raise self._unreachable(exc) from None
@@ -234,10 +285,11 @@ class OpenAIProvider:
             try:
                 async with self._client.stream("POST", "/chat/completions", json=payload) as reply:
                     if reply.status_code == 200:
-                        async for chunk in self._read(reply, progress):
+                        budget = max(request.max_tokens, 1) * MAX_CHARS_PER_TOKEN
+                        async for chunk in self._read(reply, progress, budget):
                             yield chunk
                         return
-                    body = (await reply.aread()).decode("utf-8", errors="replace")[:4000]
+                    body = (await _bounded_text(reply))[:4000]
                     if reply.status_code not in RETRY_STATUSES or attempt >= self.max_retries:
                         self._reject(reply.status_code, body, payload)
                     delay = self._delay(attempt, reply.headers.get("retry-after"))
@@ -270,39 +322,54 @@ class OpenAIProvider:
             )
         raise self._http_error(status, body)
 
-    async def _read(self, reply: httpx.Response, progress: _Progress) -> AsyncIterator[Chunk]:
+    async def _read(
+        self, reply: httpx.Response, progress: _Progress, budget: int
+    ) -> AsyncIterator[Chunk]:
+        """The chunks of one streamed reply. Malformed pieces of an event are skipped; the key
+        is scrubbed from everything; past ``budget`` characters the reply is cut ("length")."""
         started = time.perf_counter()
         first: float | None = None
         calls: dict[int, dict[str, Any]] = {}
         usage: dict[str, Any] | None = None
         finish: str | None = None
         done = False
-        async for data in sse_data(reply.aiter_lines()):
-            if data.strip() == "[DONE]":
-                done = True
-                break
-            event = _decode(data, self._scrub)
-            if isinstance(event.get("usage"), dict):
-                usage = event["usage"]
-            for choice in event.get("choices") or []:
-                if not isinstance(choice, dict):
-                    continue
-                delta = choice.get("delta") or {}
-                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                if isinstance(reasoning, str) and reasoning:
-                    first = first or time.perf_counter()
-                    progress.arrived += len(reasoning)
-                    yield ReasoningChunk(text=reasoning)
-                content = delta.get("content")
-                if isinstance(content, str) and content:
-                    first = first or time.perf_counter()
-                    progress.arrived += len(content)
-                    yield TextChunk(text=content)
-                for piece in delta.get("tool_calls") or []:
-                    progress.arrived += 1
-                    _merge_call(calls, piece)
-                if choice.get("finish_reason"):
-                    finish = str(choice["finish_reason"])
+        content_scrub, reasoning_scrub = _Scrubber(self._key), _Scrubber(self._key)
+        try:
+            async for data in sse_data(bounded_lines(reply.aiter_bytes(), MAX_LINE_BYTES)):
+                if data.strip() == "[DONE]":
+                    done = True
+                    break
+                event = _decode(data, self._scrub)
+                if isinstance(event.get("usage"), dict):
+                    usage = event["usage"]
+                choices = event.get("choices")
+                for choice in choices if isinstance(choices, list) else []:
+                    if not isinstance(choice, dict):
+                        continue
+                    delta = choice.get("delta")
+                    delta = delta if isinstance(delta, dict) else {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(reasoning, str) and reasoning:
+                        first = first or time.perf_counter()
+                        progress.arrived += len(reasoning)
+                        if text := reasoning_scrub.feed(reasoning):
+                            yield ReasoningChunk(text=text)
+                    content = delta.get("content")
+                    if isinstance(content, str) and content:
+                        first = first or time.perf_counter()
+                        progress.arrived += len(content)
+                        if text := content_scrub.feed(content):
+                            yield TextChunk(text=text)
+                    pieces = delta.get("tool_calls")
+                    for piece in pieces if isinstance(pieces, list) else []:
+                        progress.arrived += 1 + _merge_call(calls, piece)
+                    if choice.get("finish_reason"):
+                        finish = str(choice["finish_reason"])
+                if progress.arrived > budget:
+                    finish = "length"  # a server streaming on past max_tokens
+                    break
+        except LineTooLong as exc:
+            raise ProviderError(str(exc)) from None
         if not done and finish is None:
             raise ProviderError(
                 "the stream ended before the reply was complete "
@@ -310,7 +377,11 @@ class OpenAIProvider:
             )
         for index in sorted(calls):
             call = calls[index]
-            yield ToolCallChunk(name=call["name"], arguments=call["arguments"], id=call["id"])
+            yield ToolCallChunk(
+                name=self._scrub(call["name"]),
+                arguments=self._scrub(call["arguments"]),
+                id=call["id"],
+            )
         if usage is not None:
             yield UsageChunk(usage=_usage(usage, started, first))
         yield DoneChunk(finish_reason=finish)
@@ -336,7 +407,7 @@ class OpenAIProvider:
             choice = response.json()["choices"][0]
             top = choice["logprobs"]["content"][0]["top_logprobs"]
             pairs = [(str(t["token"]), float(t["logprob"])) for t in top]
-        except (ValueError, KeyError, IndexError, TypeError):
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
             self._can_score = False
             raise ScoringUnavailable("this server gives no logprobs") from None
         scores: dict[str, float] = {}
@@ -360,7 +431,7 @@ class _Retry(Exception):
 def _decode(data: str, scrub) -> dict[str, Any]:
     try:
         event = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ProviderError(f"the server sent malformed data: {scrub(data[:200])!r}") from None
     if not isinstance(event, dict):
         raise ProviderError(f"the server sent malformed data: {scrub(data[:200])!r}")
@@ -369,31 +440,47 @@ def _decode(data: str, scrub) -> dict[str, Any]:
     return event
 
 
-def _merge_call(calls: dict[int, dict[str, Any]], piece: Any) -> None:
-    """Tool calls stream in pieces keyed by index: the name once, the arguments in parts."""
+def _merge_call(calls: dict[int, dict[str, Any]], piece: Any) -> int:
+    """Tool calls stream in pieces keyed by index: the name once, the arguments in parts.
+    Returns how many characters the piece added (pieces of the wrong shape add nothing)."""
     if not isinstance(piece, dict):
-        return
+        return 0
     index = piece.get("index")
-    if not isinstance(index, int):
+    if not isinstance(index, int) or isinstance(index, bool):
         index = len(calls)
     call = calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
     if piece.get("id"):
-        call["id"] = str(piece["id"])
-    function = piece.get("function") or {}
+        call["id"] = str(piece["id"])[:200]
+    function = piece.get("function")
+    if not isinstance(function, dict):
+        return 0
+    added = 0
     if isinstance(function.get("name"), str):
         call["name"] += function["name"]
+        added += len(function["name"])
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         call["arguments"] += arguments
+        added += len(arguments)
     elif isinstance(arguments, dict):  # some servers send the object whole
-        call["arguments"] = json.dumps(arguments)
+        with contextlib.suppress(ValueError, RecursionError):
+            call["arguments"] = json.dumps(arguments)
+            added += len(call["arguments"])
+    return added
+
+
+def _count(value: Any) -> int:
+    """A token count from a server: a number, or 0 for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(int(value), 0) if value == value and abs(value) < 1e15 else 0
 
 
 def _usage(raw: dict[str, Any], started: float, first: float | None) -> Usage:
-    prompt = int(raw.get("prompt_tokens") or 0)
-    completion = int(raw.get("completion_tokens") or 0)
-    details = raw.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+    prompt = _count(raw.get("prompt_tokens"))
+    completion = _count(raw.get("completion_tokens"))
+    details = raw.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     now = time.perf_counter()
     generating = now - first if first is not None else 0.0
     return Usage(
