@@ -127,8 +127,8 @@ class Runtime:
             )
         if self.orchestrator.settings.policy == "all":
             found.append(
-                "Approval policy 'all': every tool call runs without asking, shell commands "
-                "and dangerous ones included. Only deny rules still stop a call."
+                "--approve all (approval policy 'all'): every tool call runs without asking, "
+                "shell commands and dangerous ones included. Only deny rules still stop a call."
             )
         return found
 

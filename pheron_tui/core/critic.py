@@ -59,7 +59,12 @@ class CriticAgent:
         return CompletionRequest(
             messages=[
                 Message(role="system", content=CRITIC_SYSTEM),
-                Message(role="user", content=critic_user(request_text, observations, answer)),
+                Message(
+                    role="user",
+                    content=critic_user(
+                        request_text, observations, answer, self.provider.special_tokens
+                    ),
+                ),
             ],
             enable_thinking=False,
             max_tokens=CRITIC_MAX_TOKENS,

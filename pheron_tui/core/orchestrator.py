@@ -432,7 +432,10 @@ class Orchestrator:
             state.last_result = (item.tool.name, observation)
             state.observations.append(f"{item.tool.name}: {observation}")
             self._answer_call(
-                call_id, item.tool.name, observation_message(item.tool.name, observation), legacy
+                call_id,
+                item.tool.name,
+                observation_message(item.tool.name, observation, self.provider.special_tokens),
+                legacy,
             )
             self._note_outcome(
                 state, (item.tool.name, json.dumps(item.arguments, sort_keys=True)), ok

@@ -6,7 +6,9 @@ be while still stating the output format.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pheron_tui.core.messages import ToolSpec
@@ -77,26 +79,72 @@ CRITIC_SYSTEM = (
 )
 
 
-def critic_user(request: str, observations: list[str], answer: str) -> str:
-    results = "\n\n".join(observations) if observations else "(no tools were used)"
+def critic_user(
+    request: str, observations: list[str], answer: str, special_tokens: Sequence[str] = ()
+) -> str:
+    results = (
+        "\n\n".join(defuse(o, special_tokens) for o in observations)
+        if observations
+        else "(no tools were used)"
+    )
     return (
         f"Request:\n{request}\n\nTool results:\n{results}\n\nFinal answer:\n{answer}\n\n"
         "Verdict (PASS or FAIL):"
     )
 
 
-def observation_message(tool: str, observation: str) -> str:
+# Markers of the common chat templates and tool formats. Text from a tool that contains one
+# could end its own data block and talk as the user, the system or the model; each is defused
+# by a zero-width space after its first character, which no tokenizer reads as the marker.
+TEMPLATE_MARKERS = (
+    "<|",  # ChatML and most others: <|im_start|>, <|eot_id|>, <|start_header_id|> …
+    "<｜",  # DeepSeek's full-width bars: <｜User｜>, <｜Assistant｜>
+    "<tool_output",
+    "</tool_output",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<function=",
+    "</function>",
+    "<parameter=",
+    "<think>",
+    "</think>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "[INST]",
+    "[/INST]",
+    "[TOOL_CALLS]",
+    "[TOOL_RESULTS]",
+    "<s>",
+    "</s>",
+    "<final>",
+    "</final>",
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _marker_pattern(special_tokens: tuple[str, ...]) -> re.Pattern[str]:
+    markers = {m for m in (*TEMPLATE_MARKERS, *special_tokens) if len(m) >= 2}
+    alternatives = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
+    return re.compile(alternatives, re.IGNORECASE)
+
+
+def defuse(text: str, special_tokens: Sequence[str] = ()) -> str:
+    """``text`` with every template marker and every one of the model's own special tokens
+    broken up, so a tokenizer reads it as plain text."""
+    pattern = _marker_pattern(tuple(special_tokens))
+    return pattern.sub(lambda m: m.group()[0] + "\u200b" + m.group()[1:], text)
+
+
+def observation_message(tool: str, observation: str, special_tokens: Sequence[str] = ()) -> str:
     """Tool output handed back to the model, delimited so it reads as data.
 
     Output that contains the delimiters or chat-template tokens itself (a file or a web page
     trying to end the data early and talk as the user) has them defused, so the data always
     ends where we end it.
     """
-    defused = re.sub(r"<(/?)(tool_output)", r"<\1\2_", observation, flags=re.IGNORECASE)
-    # Chat-template control tokens (<|im_end|>, <|im_start|>) in text are read as real ones by
-    # most tokenizers: one in a file would end the tool message and open a forged turn.
-    defused = defused.replace("<|", "<\u200b|")
-    return f'<tool_output tool="{tool}">\n{defused}\n</tool_output>'
+    return f'<tool_output tool="{tool}">\n{defuse(observation, special_tokens)}\n</tool_output>'
 
 
 def call_error_message(problem: str, legacy: bool) -> str:

@@ -37,6 +37,12 @@ class Provider(Protocol):
         """Whether tools go through the model's own template (otherwise the legacy prompt)."""
         ...
 
+    @property
+    def special_tokens(self) -> Sequence[str]:
+        """The texts the model's tokenizer reads as control tokens, where known (empty before
+        loading and for remote models); tool output has them defused."""
+        ...
+
     async def load(self, progress: Progress | None = None) -> None:
         """Make the model ready; a no-op for remote providers. Raises ProviderError."""
         ...

@@ -37,10 +37,19 @@ class InProcessEngine(ABC):
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=self.name)
         self._load_lock = asyncio.Lock()
         self._lltokenizer: Any = None
+        self._special: tuple[str, ...] | None = None
 
     @property
     def display_model(self) -> str:
         return display_name(self.model)
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        """The texts the tokenizer reads as control tokens (``<|im_end|>``, ``<tool_call>``):
+        tool output that contains one is defused before it enters a prompt."""
+        if self._special is None and self._loaded:
+            self._special = tuple(sorted(set(self._list_special_tokens()) - {""}))
+        return self._special or ()
 
     async def _on_thread(self, function: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
@@ -82,6 +91,10 @@ class InProcessEngine(ABC):
     @abstractmethod
     def _make_lltokenizer(self) -> Any:
         """llguidance's token table for the loaded model."""
+
+    @abstractmethod
+    def _list_special_tokens(self) -> list[str]:
+        """The text of every control or added token of the loaded model."""
 
     @abstractmethod
     def _call_format(self) -> CallFormat: ...

@@ -271,6 +271,17 @@ class LlamaCppProvider(InProcessEngine):
         emit(DoneChunk(finish_reason=finish))
 
     # -- constrained decoding ------------------------------------------------------------------
+    def _list_special_tokens(self) -> list[str]:
+        import llama_cpp
+
+        vocab = self._llm._model.vocab
+        wanted = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
+        return [
+            self._decode(token)
+            for token in range(llama_cpp.llama_vocab_n_tokens(vocab))
+            if llama_cpp.llama_vocab_get_attr(vocab, token) & wanted
+        ]
+
     def _make_lltokenizer(self) -> Any:
         from llguidance.llamacpp import lltokenizer_from_vocab
 

@@ -200,6 +200,11 @@ class MLXProvider(InProcessEngine):
         emit(DoneChunk(finish_reason=last.finish_reason if last is not None else None))
 
     # -- constrained decoding ------------------------------------------------------------------
+    def _list_special_tokens(self) -> list[str]:
+        hf = self._tok._tokenizer
+        added = getattr(hf, "added_tokens_decoder", {}) or {}
+        return [str(t) for t in added.values()] + list(getattr(hf, "all_special_tokens", []))
+
     def _make_lltokenizer(self) -> Any:
         import llguidance.hf
 

@@ -148,6 +148,10 @@ class OpenAIProvider:
         )
 
     @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return ()  # not known here; the common chat-template markers are defused anyway
+
+    @property
     def native_tools(self) -> bool:
         return self.tool_mode != "legacy"
 

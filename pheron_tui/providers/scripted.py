@@ -88,6 +88,10 @@ class ScriptedProvider:
         return cls(Script.model_validate({"replies": replies, "native_tools": native_tools}))
 
     @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return ()  # not known here; the common chat-template markers are defused anyway
+
+    @property
     def native_tools(self) -> bool:
         return self.script.native_tools
 
