@@ -10,7 +10,7 @@ from typing import Any
 
 from pheron_tui import __version__
 from pheron_tui.config import ConfigError, Settings, default_config_path, load_settings
-from pheron_tui.core.safety import without_surrogates
+from pheron_tui.core.safety import printable, without_surrogates
 from pheron_tui.providers.select import choose_engine
 
 EXIT_USAGE = 2
@@ -185,7 +185,7 @@ def _settings_from(args: argparse.Namespace) -> Settings:
 
 
 def _fail(message: str) -> int:
-    print(f"pheron-tui: {message}", file=sys.stderr)
+    print(printable(f"pheron-tui: {message}"), file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
 
             session = load_session(find_session(args.resume))
             if session.damage:
-                print(f"pheron-tui: {session.damage}", file=sys.stderr)
+                print(printable(f"pheron-tui: {session.damage}"), file=sys.stderr)
             runtime = Runtime.resume(
                 settings,
                 default_policy=policy,

@@ -7,6 +7,7 @@ variable or the flag), the key and the problem.
 from __future__ import annotations
 
 import os
+import shlex
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,10 @@ class RuleConfig(BaseModel):
             raise ValueError(f"unknown tool {self.tool!r}; the tools are {', '.join(TOOL_NAMES)}")
         if self.command and self.tool != "shell_exec":
             raise ValueError("a command prefix only applies to shell_exec")
+        try:
+            shlex.split(self.command)
+        except ValueError as exc:  # an unbalanced quote
+            raise ValueError(f"command {self.command!r} cannot be split: {exc}") from None
         return self
 
 
@@ -133,6 +138,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
 

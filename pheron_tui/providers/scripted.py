@@ -63,6 +63,8 @@ def load_script(path: Path) -> Script:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProviderError(f"cannot read script {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ProviderError(f"script {path} is not UTF-8 text (byte {exc.start})") from None
     try:
         return Script.model_validate_json(text)
     except ValidationError as exc:

@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from pheron_tui.core.safety import printable
 from pheron_tui.session.store import (
     SessionError,
     list_sessions,
@@ -35,17 +36,19 @@ def run_sessions() -> int:
         return 0
     for path, loaded in rows:
         if isinstance(loaded, SessionError):
-            print(f"{path.stem}  (unreadable: {loaded})")
+            print(printable(f"{path.stem}  (unreadable: {loaded})"))
             continue
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(loaded.header.started))
         first = (loaded.prompts[0] if loaded.prompts else "").replace("\n", " ")[:50]
         turns = len(loaded.prompts)
         print(
-            f"{path.stem}  {started}  {turns:>3} turn{'s' if turns != 1 else ' '}  "
-            f"{loaded.status:<11}  {loaded.header.workspace}  {first}"
+            printable(
+                f"{path.stem}  {started}  {turns:>3} turn{'s' if turns != 1 else ' '}  "
+                f"{loaded.status:<11}  {loaded.header.workspace}  {first}"
+            )
         )
         if loaded.damage:
-            print(f"    {loaded.damage}")
+            print(printable(f"    {loaded.damage}"))
     return 0
 
 
@@ -53,9 +56,10 @@ def run_export(key: str) -> int:
     try:
         session = load_session(find_session(key))
     except SessionError as exc:
-        print(f"pheron-tui: {exc}", file=sys.stderr)
+        print(printable(f"pheron-tui: {exc}"), file=sys.stderr)
         return 2
     if session.damage:
-        print(f"pheron-tui: {session.damage}", file=sys.stderr)
-    sys.stdout.write(to_markdown(session))
+        print(printable(f"pheron-tui: {session.damage}"), file=sys.stderr)
+    # Escape sequences from files and prompts are shown, never sent to the terminal.
+    sys.stdout.write(printable(to_markdown(session)))
     return 0

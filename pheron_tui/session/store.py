@@ -8,15 +8,17 @@ last line (reported once) and refuses a file from a newer format with a clear me
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import platformdirs
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from pheron_tui import __version__
 from pheron_tui.core import events as ev
@@ -30,7 +32,8 @@ class SessionHeader(BaseModel):
     type: str = "SessionHeader"
     format_version: int = FORMAT_VERSION
     app_version: str = __version__
-    session_id: str
+    session_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+    """Names the log file: letters, digits, ``-`` and ``_`` only, so it stays in its folder."""
     provider: str
     model: str
     workspace: str
@@ -57,9 +60,14 @@ class SessionStore:
         self._task: asyncio.Task[None] | None = None
 
     def open(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        # Logs hold file contents and command output: only their owner may read them.
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(self.folder, 0o700)
         resuming = self.path.exists() and self.path.stat().st_size > 0
-        self._file = self.path.open("a", encoding="utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.fchmod(fd, 0o600)
+        self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
         if not resuming:  # a resumed session goes on in its own file, under its first header
             self._file.write(self.header.model_dump_json() + "\n")
             self._file.flush()
@@ -171,6 +179,8 @@ class LoadedSession:
 
 def load_session(path: Path) -> LoadedSession:
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read forever
+            raise SessionError(f"{path} is not a regular file")
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror}") from None
@@ -179,7 +189,7 @@ def load_session(path: Path) -> LoadedSession:
     try:
         raw = json.loads(lines[0])
         version = int(raw.get("format_version", 0))
-    except (ValueError, AttributeError, TypeError):
+    except (ValueError, AttributeError, TypeError, OverflowError, RecursionError):
         raise SessionError(f"{path} has no session header") from None
     if version > FORMAT_VERSION:
         raise SessionError(
@@ -196,21 +206,27 @@ def load_session(path: Path) -> LoadedSession:
             continue
         try:
             session.events.append(ev.event_from_json(line))
-        except (ValidationError, ValueError):
+        except (ValidationError, ValueError, RecursionError):
             where = "last line" if number == len(lines) else f"line {number}"
             session.damage = f"{path.name}: {where} could not be read and was skipped"
     return session
 
 
 def list_sessions(folder: Path | None = None) -> list[tuple[Path, LoadedSession | SessionError]]:
+    """Every session in the folder, newest first by when it started (unreadable ones last)."""
     folder = folder or sessions_dir()
     found: list[tuple[Path, LoadedSession | SessionError]] = []
-    for path in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+    for path in folder.glob("*.jsonl"):
         try:
             found.append((path, load_session(path)))
         except SessionError as exc:
             found.append((path, exc))
-    return found
+
+    def started(item: tuple[Path, LoadedSession | SessionError]) -> float:
+        loaded = item[1]
+        return loaded.header.started if isinstance(loaded, LoadedSession) else float("-inf")
+
+    return sorted(found, key=started, reverse=True)
 
 
 def to_markdown(session: LoadedSession) -> str:
@@ -243,7 +259,9 @@ def to_markdown(session: LoadedSession) -> str:
             case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by) if (
                 decision == "denied"
             ):
-                out.extend(["", f"- `{calls[call_id].tool}` denied ({by})"])
+                proposed = calls.get(call_id)
+                tool = proposed.tool if proposed is not None else "(unknown call)"
+                out.extend(["", f"- `{tool}` denied ({by})"])
             case ev.ToolCallFinished(call_id=call_id, ok=ok, observation=observation):
                 call = calls.get(call_id)
                 if call is None:
