@@ -41,7 +41,6 @@ class CallFacts:
     risk: Risk
     commands: Sequence[CommandFacts] | None = None
     """The simple commands of a shell call, as parsed; None for other tools."""
-    raw_command: str = ""
     reasons: Sequence[str] = field(default_factory=tuple)
 
     def always_rules(self) -> list[Rule]:
@@ -86,7 +85,7 @@ class ApprovalGate:
         """The decision when no one needs to be asked, else None."""
         if self.policy == "none":
             return GateDecision(approved=False, auto=True, by="policy:none")
-        matched = self.rules.match(call.tool, call.commands, call.raw_command)
+        matched = self.rules.match(call.tool, call.commands)
         if matched is not None and matched.action == "deny":
             return GateDecision(approved=False, auto=True, by=matched.by)
         if self.policy == "all":

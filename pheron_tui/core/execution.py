@@ -89,7 +89,6 @@ class ToolExecutor:
             tool=tool.name,
             risk=assessment.tier,
             commands=assessment.commands,
-            raw_command=str(getattr(args, "command", "")),
             reasons=tuple(assessment.reasons),
         )
         started = time.perf_counter()

@@ -192,20 +192,14 @@ class RuleBook:
             return True
         return False
 
-    def match(
-        self, tool: str, commands: Sequence[CommandFacts] | None, raw_command: str = ""
-    ) -> RuleMatch | None:
+    def match(self, tool: str, commands: Sequence[CommandFacts] | None) -> RuleMatch | None:
         """The rule deciding this call: a deny if any applies, else an allow covering all of it.
 
-        ``commands`` are the simple commands of a shell call (None for other tools);
-        ``raw_command`` is its text, so a deny still applies to a line that could not be parsed.
+        ``commands`` are the simple commands of a shell call (None for other tools); a line the
+        parser could not read arrives as one computed command, which every deny matches.
         """
         for rule in self.rules:
-            if (
-                rule.action == "deny"
-                and rule.tool == tool
-                and self._deny_applies(rule, commands, raw_command)
-            ):
+            if rule.action == "deny" and rule.tool == tool and self._deny_applies(rule, commands):
                 return RuleMatch("deny", rule)
         allows = [r for r in self.rules if r.action == "allow" and r.tool == tool]
         whole = next((r for r in allows if not r.command), None)
@@ -224,16 +218,7 @@ class RuleBook:
         return RuleMatch("allow", covering[0])
 
     @staticmethod
-    def _deny_applies(
-        rule: Rule, commands: Sequence[CommandFacts] | None, raw_command: str
-    ) -> bool:
+    def _deny_applies(rule: Rule, commands: Sequence[CommandFacts] | None) -> bool:
         if not rule.command:
             return True
-        if commands and any(c.computed or rule.covers(c.words) for c in commands):
-            return True
-        # A line the parser could not fully read is checked as text too: a deny must not be
-        # dodged by quoting.
-        words = [_base(word) for word in raw_command.split()]
-        wanted = command_words(rule.command)
-        n = len(wanted)
-        return any(tuple(words[i : i + n]) == wanted for i in range(len(words)))
+        return bool(commands) and any(c.computed or rule.covers(c.words) for c in commands or ())

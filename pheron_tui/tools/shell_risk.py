@@ -337,6 +337,8 @@ def _unallowable(command: SimpleCommand) -> str:
         return f"git {args[0]!r} is not a git command, so it may be an alias"
     if _option_used(command.argv[1:], _RUNS_PROGRAMS.get(program, ())):
         return f"{program} runs other programs through its options"
+    if _option_used(command.argv[1:], ("-o", "--output", "--output-file", "--log-file")):
+        return f"{program} writes a file named in its options"
     return ""
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from pheron_tui.tools.registry import ubid
+
+from ..command import run_scripted
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 
@@ -22,28 +23,7 @@ def run(
     prompt: str = "do it",
     script_text: str | None = None,
 ):
-    script = workspace.parent / "script.json"
-    script.write_text(script_text if script_text is not None else json.dumps({"replies": replies}))
-    command = [
-        sys.executable,
-        "-m",
-        "pheron_tui",
-        "run",
-        "--provider",
-        "scripted",
-        "--script",
-        str(script),
-        "--workspace",
-        str(workspace),
-        *args,
-        prompt,
-    ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PHERON_")}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
-    events = []
-    if "--json" in args:
-        events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    return done, events
+    return run_scripted(workspace, replies, *args, prompt=prompt, script_text=script_text)
 
 
 def of(events: list[dict], kind: str) -> list[dict]:

@@ -21,7 +21,6 @@ def shell(command: str, workspace: Path) -> CallFacts:
         tool="shell_exec",
         risk=risk.tier,
         commands=risk.commands,
-        raw_command=command,
     )
 
 
