@@ -89,7 +89,7 @@ def test_a_deny_rule_leaves_other_programs_alone(workspace: Path) -> None:
             ("git", "status"),
             "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor "
             "GIT_CONFIG_VALUE_0='touch pwned' git status",
-        ),  # fmt: skip
+        ),
         (("git", "status"), "env GIT_DIR=/tmp git status"),
         (("git", "status"), "git -c core.fsmonitor='touch pwned' status"),
         (("git", "status"), "git status > main.py"),
