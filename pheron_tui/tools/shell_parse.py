@@ -31,7 +31,7 @@ KEYWORDS = {
     "!",
     "time",
 }
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish"}
 # Multi-call binaries: ``busybox rm`` is ``rm``.
 MULTI_CALL = {"busybox", "toybox"}
 

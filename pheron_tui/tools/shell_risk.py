@@ -441,13 +441,16 @@ def _tar_writes(args: list[str]) -> list[str]:
     extracting = bool(letters & {"x", "--extract", "--get"})
     creating = bool(letters & {"c", "r", "u", "--create", "--append", "--update"})
     found: list[str] = []
+    if creating and "f" in letters and first and not first.startswith("-") and len(args) > 1:
+        found.append(args[1])  # tar cf ARCHIVE …
     for i, arg in enumerate(args):
         value = args[i + 1] if i + 1 < len(args) else ""
         if arg in ("-C", "--directory") or arg.startswith("--directory="):
             target = arg.split("=", 1)[1] if "=" in arg else value
             if extracting or not creating:
                 found.append(target)
-        if creating and (arg in ("-f", "--file") or arg.startswith("--file=")):
+        archive = arg in ("--file",) or re.fullmatch(r"-[A-Za-z]*f", arg) is not None
+        if creating and (archive or arg.startswith("--file=")):
             found.append(arg.split("=", 1)[1] if "=" in arg else value)
     return found
 
