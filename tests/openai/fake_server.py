@@ -49,6 +49,25 @@ def usage_event(prompt: int = 10, completion: int = 5, cached: int = 0) -> dict:
     }
 
 
+def logprobs_reply(*tokens: tuple[str, float]) -> Reply:
+    top = [{"token": t, "logprob": lp} for t, lp in tokens]
+    body = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"content": tokens[0][0]},
+                "finish_reason": "length",
+                "logprobs": {
+                    "content": [
+                        {"token": tokens[0][0], "logprob": tokens[0][1], "top_logprobs": top}
+                    ]
+                },
+            }
+        ]
+    }
+    return Reply(body=json.dumps(body))
+
+
 def sse_reply(*texts: str, **kwargs: Any) -> Reply:
     events: list[Any] = [chunk_event(t) for t in texts]
     events += [finish_event(), usage_event(), "[DONE]"]

@@ -14,7 +14,15 @@ from pheron_tui.providers.base import ProviderError
 from pheron_tui.providers.openai_compat import OpenAIProvider
 from pheron_tui.tools.builtin import default_registry
 
-from .fake_server import FakeServer, Reply, chunk_event, finish_event, sse_reply, usage_event
+from .fake_server import (
+    FakeServer,
+    Reply,
+    chunk_event,
+    finish_event,
+    logprobs_reply,
+    sse_reply,
+    usage_event,
+)
 
 KEY = "sk-test-4242-very-secret"
 
@@ -39,23 +47,6 @@ async def collect(p: OpenAIProvider, request: CompletionRequest) -> list:
     return [chunk async for chunk in p.stream(request)]
 
 
-def logprobs_reply(*tokens: tuple[str, float]) -> Reply:
-    top = [{"token": t, "logprob": lp} for t, lp in tokens]
-    body = {
-        "choices": [
-            {
-                "index": 0,
-                "message": {"content": tokens[0][0]},
-                "finish_reason": "length",
-                "logprobs": {
-                    "content": [
-                        {"token": tokens[0][0], "logprob": tokens[0][1], "top_logprobs": top}
-                    ]
-                },
-            }
-        ]
-    }
-    return Reply(body=json.dumps(body))
 
 
 async def test_content_reasoning_keepalives_and_usage(server: FakeServer) -> None:
