@@ -28,8 +28,11 @@ _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache
 # writing back less than it read.
 _MAX_READ_BYTES = 2_000_000
 _MAX_EDIT_BYTES = 16_000_000
-# A search is cut off after this long: a pattern that backtracks without end cannot freeze it.
+# A search is cut off after this long, and so is one line that takes longer than
+# LINE_BUDGET_S to match: a pattern that backtracks without end cannot freeze the app, and a
+# cancelled search's thread ends within a second.
 SEARCH_BUDGET_S = 10.0
+LINE_BUDGET_S = 1.0
 # Bounds on string arguments. They are in the schemas, so a constrained call always ends: a
 # weak model cannot run a string on until the reply is cut off.
 PATH_CHARS = 4096
@@ -186,8 +189,8 @@ class SearchFiles(Tool):
         shown = display_path(ctx.workspace, root)
         if search.timed_out:
             matches.append(
-                f"[stopped after {SEARCH_BUDGET_S:g} s: the pattern is too slow to match "
-                "(nested repetition?); simplify it]"
+                "[stopped: the pattern is too slow to match (nested repetition such as "
+                "(a+)+?); simplify it]"
             )
         if not matches:
             return ToolResult(ok=True, observation=f"no matches for {args.pattern!r} in {shown}")
@@ -235,7 +238,9 @@ class _Search:
                 try:
                     if left <= 0 or self.stop.is_set():
                         raise TimeoutError
-                    found = self.pattern.search(line, timeout=left, concurrent=True)
+                    found = self.pattern.search(
+                        line, timeout=min(left, LINE_BUDGET_S), concurrent=True
+                    )
                 except TimeoutError:
                     self.timed_out = not self.stop.is_set()
                     return results

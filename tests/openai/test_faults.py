@@ -47,8 +47,6 @@ async def collect(p: OpenAIProvider, request: CompletionRequest) -> list:
     return [chunk async for chunk in p.stream(request)]
 
 
-
-
 async def test_content_reasoning_keepalives_and_usage(server: FakeServer) -> None:
     events = [
         {
