@@ -242,8 +242,14 @@ async def run_shell(
         output.add(rest)
         stream.add(rest)
 
+    async def exited() -> None:
+        # Not process.wait(): that also waits for the pipe to close, which a background child
+        # holding it open would put off until the timeout.
+        while process.returncode is None:
+            await asyncio.sleep(0.02)
+
     reader = asyncio.ensure_future(pump())
-    waiter = asyncio.ensure_future(process.wait())
+    waiter = asyncio.ensure_future(exited())
     timed_out = False
     try:
         done, _ = await asyncio.wait({waiter}, timeout=timeout_s)
@@ -259,10 +265,12 @@ async def run_shell(
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
         with contextlib.suppress(Exception):
-            await asyncio.shield(asyncio.wait({waiter, reader}, timeout=2.0))
+            await asyncio.shield(asyncio.wait({reader}, timeout=2.0))
         for task in (reader, waiter):
             if not task.done():
                 task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(asyncio.wait_for(process.wait(), timeout=2.0))
     return ShellResult(
         exit_code=None if timed_out else process.returncode,
         output=output.text(),
