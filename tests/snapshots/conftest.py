@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def workspace() -> Iterator[Path]:
+    """The same files as the suite's workspace, at a path of fixed length: the scripted
+    provider's token counts (shown in the status bar) depend on the prompt, which names the
+    workspace, and pytest's numbered temporary folders grow a digit now and then."""
+    ws = Path(tempfile.gettempdir()) / "pheron-snapshots" / "ws"
+    shutil.rmtree(ws.parent, ignore_errors=True)
+    ws.mkdir(parents=True)
+    (ws / "notes.md").write_text("# Notes\nbuy milk\n")
+    (ws / "main.py").write_text("print('hello')\n")
+    yield ws
+    shutil.rmtree(ws.parent, ignore_errors=True)
