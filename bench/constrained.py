@@ -41,6 +41,7 @@ async def measure(engine: str, rounds: int) -> None:
     request = request.model_copy(update={"max_tokens": 48})  # unconstrained replies run on
     masks, model = [], []
     for _ in range(rounds):
+        per_token = {}
         for constrained in (True, False):
             provider.constrained = constrained
             usage = None
@@ -48,10 +49,14 @@ async def measure(engine: str, rounds: int) -> None:
                 if chunk.kind == "usage":
                     usage = chunk.usage
             assert usage is not None
-            if constrained:
+            per_token[constrained] = 1000 / usage.tokens_per_s
+            if constrained and usage.mask_ms_per_token:
                 masks.append(usage.mask_ms_per_token)
-            else:
-                model.append(1000 / usage.tokens_per_s)
+        model.append(per_token[False])
+        if engine == "llamacpp":
+            # llama.cpp applies the grammar inside its sampler and reports no mask time: the
+            # cost is the difference per token between the constrained and the free reply.
+            masks.append(max(per_token[True] - per_token[False], 0.0))
     mask, per_token = statistics.median(masks), statistics.median(model)
     print(
         f"{engine:<10} mask {mask:6.3f} ms/token   model {per_token:7.2f} ms/token   "

@@ -51,8 +51,8 @@ async def with_provider(provider_name: str, model: str, rows: list[tuple[str, st
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--provider", action="append", choices=["rule", "mlx"])
-    parser.add_argument("--model", default="bundled")
+    parser.add_argument("--provider", action="append", choices=["rule", "mlx", "llamacpp"])
+    parser.add_argument("--model", default="default")
     args = parser.parse_args()
     rows = load()
     print(f"{len(rows)} labelled messages from {DATA.name}")

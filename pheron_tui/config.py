@@ -81,8 +81,9 @@ class Settings(BaseSettings):
     provider: ProviderName = "auto"
     """Which engine runs the model; auto picks mlx on Apple Silicon, else llamacpp when it is
     installed, else mlx."""
-    model: str = "bundled"
-    """``bundled``, a Hugging Face repo id, a local MLX folder or a .gguf file."""
+    model: str = "default"
+    """``default`` (the engine's default model), a catalogue name (``pheron-tui models
+    list``), a .gguf file, a local MLX folder or a Hugging Face repo id."""
     script: Path | None = None
     """Replies for the scripted provider."""
     workspace: Path = Field(default_factory=Path.cwd)

@@ -1,17 +1,15 @@
-"""``pheron-tui models pull|list``."""
+"""``pheron-tui models pull [NAME]`` and ``pheron-tui models list``."""
 
 from __future__ import annotations
 
 import sys
 import time
 
+from pheron_tui.providers.catalogue import CATALOGUE, DEFAULT_MODEL, cache_root, cached
 from pheron_tui.providers.models import (
-    BUNDLED,
-    BUNDLED_NAME,
-    BUNDLED_SHA256,
     ModelError,
-    bundled_gguf,
-    cache_root,
+    catalogue_entry,
+    gguf_file,
     imported_folder,
 )
 
@@ -21,22 +19,31 @@ def _progress(fraction: float | None, message: str) -> None:
     print(f"[{shown}] {message}", file=sys.stderr, flush=True)
 
 
-def run_models_command(action: str) -> int:
+def run_models_command(action: str, name: str = "default", provider: str = "auto") -> int:
     if action == "list":
-        root = cache_root()
-        found = sorted(root.glob("*.gguf")) + sorted((root / "imported").glob("*"))
-        if not found:
-            print(f"no models in {root}; run: pheron-tui models pull")
-        for path in found:
-            print(path)
+        print(f"catalogue (cache: {cache_root()}):")
+        for entry in CATALOGUE.values():
+            default = "  (default)" if entry.name == DEFAULT_MODEL else ""
+            state = "pulled" if cached(entry) else f"{entry.size / 1e6:,.0f} MB to pull"
+            print(f"  {entry.name:<20} {entry.title}, {entry.licence}: {state}{default}")
         return 0
+    engine = "mlx" if provider == "mlx" else "llamacpp"
+    entry = catalogue_entry(name, engine)
+    if entry is None:
+        known = ", ".join(CATALOGUE)
+        print(f"pheron-tui: no model {name!r} in the catalogue ({known})", file=sys.stderr)
+        return 2
     started = time.monotonic()
     try:
-        gguf = bundled_gguf(_progress)
-        folder = imported_folder(gguf, _progress, digest=BUNDLED_SHA256)
+        first = cached(entry) is None
+        path = gguf_file(entry.name, engine, _progress)
+        if engine == "mlx":
+            path = imported_folder(path, _progress, digest=entry.sha256)
     except (ModelError, ValueError) as exc:
         print(f"pheron-tui: {exc}", file=sys.stderr)
         return 1
-    _progress(1.0, f"{BUNDLED_NAME} ready in {time.monotonic() - started:.1f} s: {folder}")
-    print(f"--model {BUNDLED} → {folder}")
+    if first:
+        print(f"{entry.title} is distributed under the {entry.licence} licence.", file=sys.stderr)
+    _progress(1.0, f"{entry.title} ready in {time.monotonic() - started:.1f} s: {path}")
+    print(f"--model {entry.name} → {path}")
     return 0

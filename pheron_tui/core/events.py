@@ -42,8 +42,9 @@ class IntentClassified(Event):
     type: Literal["IntentClassified"] = "IntentClassified"
     intent: Literal["chat", "task"]
     latency_ms: float
-    method: Literal["scored", "generated", "rule"]
-    """How the intent was decided: label log-probabilities, a parsed reply, or the fallback rule."""
+    method: Literal["scored", "generated", "rule", "workspace"]
+    """How the intent was decided: label log-probabilities, a parsed reply, the fallback rule,
+    or the message naming a file or folder of the workspace."""
 
 
 class ThinkDelta(Event):

@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from pheron_tui.core.approval import ApprovalGate, Policy, UserChoice
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.intent import classify
+from pheron_tui.core.intent import classify, workspace_names
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
 from pheron_tui.core.prompts import (
@@ -53,6 +54,21 @@ REPEATED_CALL_MESSAGE = (
 )
 
 REPEATED_FAILURE_LIMIT = 3
+PARROT_MESSAGE = (
+    "That repeats the request instead of asking something new. Do not ask: use the tools to "
+    "find out, then answer."
+)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9_.]+", text.lower())
+
+
+def _parrots(question: str, request: str) -> bool:
+    """Whether a CLARIFY question is just the request said back (most of its words, in the
+    request)."""
+    asked, said = _words(question), set(_words(request))
+    return bool(asked) and sum(w in said for w in asked) >= 0.8 * len(asked)
 
 
 @dataclass
@@ -98,6 +114,8 @@ class _TaskState:
     answer_now: bool = False
     """The model repeated its last successful call: the next step must answer, not call."""
     last_result: tuple[str, str] = ("", "")
+    must_call: bool = False
+    """The model said nothing or asked the request back: the next step must call a tool."""
 
 
 class Orchestrator:
@@ -201,7 +219,8 @@ class Orchestrator:
 
     async def _dispatch(self, turn_id: int, text: str) -> TurnResult:
         started = time.perf_counter()
-        classification = await classify(self.provider, text, self._generate_quietly)
+        entries = await asyncio.to_thread(workspace_names, self.settings.workspace)
+        classification = await classify(self.provider, text, self._generate_quietly, entries)
         self.bus.emit(
             ev.IntentClassified,
             turn_id,
@@ -234,7 +253,7 @@ class Orchestrator:
 
     # -- task ----------------------------------------------------------------------------------
     def _planning_request(
-        self, legacy: bool, step: int = 1, answer_now: bool = False
+        self, legacy: bool, step: int = 1, answer_now: bool = False, must_call: bool = False
     ) -> CompletionRequest:
         workspace = self.settings.workspace.resolve()
         specs = self.registry.specs()
@@ -250,7 +269,13 @@ class Orchestrator:
             # calling is asked for a call outright on the first step: small ones otherwise
             # describe the answer instead of looking it up.
             tools=specs,
-            tool_choice="none" if answer_now else "required" if legacy and step == 1 else "auto",
+            # A legacy model that asked back the request itself, or said nothing, must act next
+            # (native models are told so in words: a forced native call can run on and on).
+            tool_choice="none"
+            if answer_now
+            else "required"
+            if legacy and (must_call or step == 1)
+            else "auto",
             enable_thinking=True,
             max_tokens=self.settings.plan_max_tokens,
             purpose="plan",
@@ -260,7 +285,8 @@ class Orchestrator:
         schemas = self.registry.schemas()
         for step in range(1, self.settings.max_steps + 1):
             answer_now, state.answer_now = state.answer_now, False
-            reply = await self._plan_step(turn_id, step, answer_now)
+            must_call, state.must_call = state.must_call, False
+            reply = await self._plan_step(turn_id, step, answer_now, must_call)
             legacy = not self.provider.native_tools
             parsed = parse_reply(reply.answer, schemas)
             if answer_now and (parsed.kind == "tool_calls" or not parsed.text):
@@ -269,6 +295,19 @@ class Orchestrator:
                 return await self._finish_task(
                     turn_id, state, reply, unsummarised_answer(state.last_result)
                 )
+            if parsed.kind == "clarify" and _parrots(parsed.text, state.request):
+                # Small models "ask" the user's own request back. That is no question: tell
+                # the model to look, and go on.
+                self._remember(
+                    Message(
+                        role="assistant",
+                        content=reply.answer,
+                        reasoning_content=reply.think or None,
+                    )
+                )
+                self._remember(Message(role="user", content=PARROT_MESSAGE))
+                state.must_call = True
+                continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
             calls = [self._provider_call(c.name, c.arguments) for c in reply.provider_calls]
@@ -287,13 +326,16 @@ class Orchestrator:
                         content=("Your reply was empty. Call a tool, or give the final answer."),
                     )
                 )
+                state.must_call = True
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise _TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
 
-    async def _plan_step(self, turn_id: int, step: int, answer_now: bool) -> StreamedReply:
+    async def _plan_step(
+        self, turn_id: int, step: int, answer_now: bool, must_call: bool = False
+    ) -> StreamedReply:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched)."""
         legacy = not self.provider.native_tools
@@ -302,7 +344,7 @@ class Orchestrator:
                 self.provider,
                 self.bus,
                 turn_id,
-                self._planning_request(legacy, step, answer_now),
+                self._planning_request(legacy, step, answer_now, must_call),
                 step=step,
                 hold_markup=True,
             )
@@ -310,7 +352,7 @@ class Orchestrator:
             if legacy or self.provider.native_tools:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
-            return await self._plan_step(turn_id, step, answer_now)
+            return await self._plan_step(turn_id, step, answer_now, must_call)
 
     @staticmethod
     def _provider_call(name: str, arguments: dict[str, Any] | str) -> ParsedCall:

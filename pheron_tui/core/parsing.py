@@ -227,6 +227,47 @@ def parse_native_calls(
     return calls
 
 
+MAX_BARE_CANDIDATES = 20
+
+
+def parse_bare_calls(text: str, tools: Mapping[str, Any]) -> tuple[list[ParsedCall], int]:
+    """JSON objects naming a real tool with object arguments, bare or in a code fence
+    (``{"name": "read_file", "arguments": {"path": "calc.py"}}``): small models asked for
+    ``<tool_call>`` often write just that. Returns the calls and where the first one starts.
+    Nothing else counts, so JSON that merely mentions a tool stays text."""
+    calls: list[ParsedCall] = []
+    first = len(text)
+    position = 0
+    for _ in range(MAX_BARE_CANDIDATES):
+        start = text.find("{", position)
+        if start < 0:
+            break
+        try:
+            value, end = raw_decode(text[start:])
+        except ValueError:
+            position = start + 1
+            continue
+        position = start + end
+        if not isinstance(value, dict) or value.get("name") not in tools:
+            continue
+        raw_arguments = value.get("arguments", value.get("parameters", {}))
+        if isinstance(raw_arguments, str):
+            try:
+                raw_arguments = loads(raw_arguments)
+            except ValueError:
+                continue
+        if not isinstance(raw_arguments, dict):
+            continue
+        arguments, error = decode_arguments(raw_arguments)
+        calls.append(ParsedCall(name=value["name"], arguments=arguments, form="json", error=error))
+        fence = text.rfind("```", 0, start)
+        opens_here = fence >= 0 and not text[fence + 3 : start].strip(
+            " \t\nabcdefghijklmnopqrstuvwxyz"
+        )
+        first = min(first, fence if opens_here else start)
+    return calls, first
+
+
 def parse_legacy_calls(text: str) -> list[ParsedCall]:
     """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets."""
     calls: list[ParsedCall] = []
@@ -276,6 +317,9 @@ def parse_reply(text: str, schemas: Mapping[str, Mapping[str, Any]] | None = Non
         calls = parse_legacy_calls(text)
     if calls:
         return ParsedReply(kind="tool_calls", text=prose_before_markers(text), calls=calls)
+    bare, start = parse_bare_calls(text, schemas or {})
+    if bare:
+        return ParsedReply(kind="tool_calls", text=text[:start].strip(), calls=bare)
     final = _FINAL_RE.search(text)
     if final is not None:
         return ParsedReply(kind="final", text=final.group(1).strip())

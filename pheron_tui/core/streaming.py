@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -20,6 +21,49 @@ from pheron_tui.core.messages import (
 from pheron_tui.core.parsing import MarkupHold
 from pheron_tui.core.think import ThinkGuard
 from pheron_tui.providers.base import Provider
+
+LOOP_MIN_CHARS = 400
+"""A reply whose tail repeats one span for at least this many characters is looping."""
+LOOP_MAX_PERIOD = 400
+LOOP_CHECK_EVERY = 48
+
+
+def repeating_tail(text: str) -> str | None:
+    """The span ``text`` ends by repeating (at least three times, over LOOP_MIN_CHARS), or
+    None. Small models stuck in a loop write the same line or sentence until the token budget
+    runs out; spotting it early saves the user minutes."""
+    if len(text) < LOOP_MIN_CHARS:
+        return None
+    for period in range(4, min(LOOP_MAX_PERIOD, len(text) // 3) + 1):
+        times = max(3, -(-LOOP_MIN_CHARS // period))
+        if times * period > len(text):
+            break
+        unit = text[-period:]
+        repeated = all(text[-(i + 1) * period : -i * period] == unit for i in range(1, times))
+        if repeated and unit.strip():
+            return unit
+    return None
+
+
+class LoopGuard:
+    """Watches a streamed reply and says when it has started repeating itself."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._length = 0
+        self._checked = 0
+        self.unit: str | None = None
+
+    def feed(self, text: str) -> bool:
+        self._text.append(text)
+        self._length += len(text)
+        if self._length - self._checked < LOOP_CHECK_EVERY:
+            return False
+        self._checked = self._length
+        tail = "".join(self._text)[-(LOOP_MAX_PERIOD * 3 + LOOP_MIN_CHARS) :]
+        self._text = [tail]
+        self.unit = repeating_tail(tail)
+        return self.unit is not None
 
 
 @dataclass
@@ -98,6 +142,7 @@ async def stream_reply(
     started = time.perf_counter()
     first_token_at: float | None = None
     chunks = 0
+    loop = LoopGuard()
 
     def route(segments: list[tuple[str, str]]) -> None:
         for kind, text in segments:
@@ -114,25 +159,29 @@ async def stream_reply(
                 deltas.add("answer", visible)
 
     try:
-        async for chunk in provider.stream(request):
-            if isinstance(chunk, TextChunk):
-                chunks += 1
-                if first_token_at is None:
-                    first_token_at = time.perf_counter()
-                route(guard.feed(chunk.text))
-            elif isinstance(chunk, ReasoningChunk):
-                if first_token_at is None:
-                    first_token_at = time.perf_counter()
-                route([("think", chunk.text)])
-            elif isinstance(chunk, ToolCallChunk):
-                reply.provider_calls.append(chunk)
-            elif isinstance(chunk, StartChunk):
-                if chunk.starts_in_think:
-                    guard = ThinkGuard(starts_in_think=True)
-            elif isinstance(chunk, UsageChunk):
-                reply.usage = chunk.usage
-            elif isinstance(chunk, DoneChunk):
-                reply.finish_reason = chunk.finish_reason
+        async with contextlib.aclosing(provider.stream(request)) as stream:  # type: ignore[type-var]
+            async for chunk in stream:
+                if isinstance(chunk, TextChunk | ReasoningChunk):
+                    chunks += isinstance(chunk, TextChunk)
+                    if first_token_at is None:
+                        first_token_at = time.perf_counter()
+                    if isinstance(chunk, TextChunk):
+                        route(guard.feed(chunk.text))
+                    else:
+                        route([("think", chunk.text)])
+                    if loop.feed(chunk.text):
+                        # Stop generating: closing the stream stops the engine at once.
+                        reply.finish_reason = "loop"
+                        break
+                elif isinstance(chunk, ToolCallChunk):
+                    reply.provider_calls.append(chunk)
+                elif isinstance(chunk, StartChunk):
+                    if chunk.starts_in_think:
+                        guard = ThinkGuard(starts_in_think=True)
+                elif isinstance(chunk, UsageChunk):
+                    reply.usage = chunk.usage
+                elif isinstance(chunk, DoneChunk):
+                    reply.finish_reason = chunk.finish_reason
     except BaseException:
         # What arrived before a failure or a cancel still reaches the screen and the log.
         deltas.flush()
@@ -143,6 +192,14 @@ async def stream_reply(
         deltas.add("answer", rest)
     deltas.flush()
 
+    if reply.finish_reason == "loop":
+        shown = (loop.unit or "").strip()[:60]
+        bus.emit(
+            ev.ErrorRaised,
+            turn_id,
+            message=f"the model kept repeating itself ({shown!r}…), so its reply was cut off",
+            recoverable=True,
+        )
     reply.think = "".join(think_parts).strip()
     reply.answer = "".join(answer_parts).strip()
     reply.shown = "".join(shown_parts)

@@ -1,359 +1,268 @@
-"""LlamaCppProvider: GGUF models in-process with llama.cpp (llama-cpp-python).
+"""LlamaCppProvider: GGUF models in-process with llama.cpp, through the prebuilt xllamacpp.
 
-The fast local path on CPUs without Apple Silicon. Like the MLX provider it renders prompts
-with the model's own chat template (from the GGUF), streams raw text through pheron-tui's
-think guard and parser, runs every llama.cpp call on one thread (a context is not
-thread-safe), stops within one token of a cancel, and reuses the KV cache for the longest
-prefix the next prompt shares with the last (classification, planning cycles and turns all
-start with the same system prompt and history).
+The fast local path on CPUs without Apple Silicon, with no compiler needed: xllamacpp ships
+llama.cpp's own server as a Python extension. The server runs inside this process, bound to
+the loopback interface with a random port and a random API key, and this provider speaks
+OpenAI chat completions to it, so everything ``OpenAIProvider`` does (streaming, thinking off
+by ``chat_template_kwargs``, server-parsed tool calls, logprob scoring, usage with cached
+tokens, key scrubbing) applies unchanged. What llama.cpp adds: the GGUF's own Jinja template
+(native tools when it takes them, the legacy CALL format otherwise, judged from the
+template's capabilities), a tool call constrained by the server's own grammar for native
+formats, ours (llguidance) when a legacy reply must be a call, prompt reuse across requests
+(the server's host-memory prompt cache), and a cancel that stops generation at the next token
+(the server notices the closed stream).
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
-import math
+import json
 import os
+import secrets
 import threading
-import time
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pheron_tui.core.messages import (
-    CompletionRequest,
-    DoneChunk,
-    StartChunk,
-    TextChunk,
-    Usage,
-    UsageChunk,
+import httpx
+
+from pheron_tui.core.messages import Chunk, CompletionRequest
+from pheron_tui.providers.base import Progress, ProviderError
+from pheron_tui.providers.grammar import body_grammar
+from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
+from pheron_tui.providers.openai_compat import (
+    MAX_CHARS_PER_TOKEN,
+    Body,
+    OpenAIProvider,
+    ReplyProgress,
 )
-from pheron_tui.providers.base import ProviderError
-from pheron_tui.providers.chat_template import ChatTemplate
-from pheron_tui.providers.constrain import ToolCallConstraint
-from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
-from pheron_tui.providers.grammar import CallFormat, detect_format
-from pheron_tui.providers.models import ModelError, Progress, bundled_gguf
-from pheron_tui.providers.threaded import Emit
 
 CONTEXT_TOKENS = 8192
-CHECKPOINTS = 3
-"""Saved KV states kept for reuse: a classification or critic request between two turns
-replaces the context, and the next turn's prompt is then found in a checkpoint instead."""
-CHECKPOINT_MAX_BYTES = 256 * 1024 * 1024
-"""A bigger state (a large model deep into a long conversation) is not copied at all."""
-MIN_GAIN_TOKENS = 16
-"""Restoring a checkpoint costs a copy; only worth it when it saves this many tokens."""
-EMIT_INTERVAL_S = 0.02
-"""Text crosses to the event loop at most this often (the first token at once): waking the
-loop for every token made decoding ~1 % slower on 2 cores (bench/llamacpp_provider.py: 0.983
-of raw per token, 0.990 batched), and the UI coalesces at a similar rate anyway."""
-
-LogitsProcessor = Callable[[Any, Any], Any]
+PROMPT_CACHE_MIB = 2048
+"""Host memory for saved prompt states: a classification or critic request between two
+planning steps replaces the slot's context, and the next step's prompt comes back from here."""
+_LEGACY_NONE_GRAMMAR = '%llguidance {}\nstart: "<final>" /(.|\\n){12,}/\n'
 
 
-def gguf_path(spec: str, progress: Progress) -> Path:
-    """The GGUF file ``--model`` names: the bundled one, or a path to a .gguf."""
-    if spec == "bundled":
-        return bundled_gguf(progress)
-    path = Path(spec).expanduser()
-    if path.suffix.lower() == ".gguf" and path.is_file():
-        return path
-    raise ModelError(
-        f"--provider llamacpp runs .gguf files; {spec!r} is not one (MLX folders and hub ids "
-        "run with --provider mlx)"
-    )
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-class LlamaCppProvider(InProcessEngine):
+class LlamaCppProvider(OpenAIProvider):
     name = "llamacpp"
+    score_top_n = 200
+    """llama.cpp reports as many alternatives as asked: a label the model ranks low is still
+    scored, as it was from the full logits."""
+    scrub_replies = False
+    """The key is ours, made up at start and never shown to the model: nothing to scrub."""
 
     def __init__(
         self,
-        model: str = "bundled",
-        threads: int | None = None,
-        chat_template: str | None = None,
+        model: str = "default",
         constrained: bool = True,
+        context_tokens: int = CONTEXT_TOKENS,
+        chat_template: str | None = None,
     ) -> None:
-        super().__init__(model, constrained)
-        self.threads = threads or os.cpu_count() or 2
+        # The port is only known once the server runs; the client's base URL is set then.
+        super().__init__(
+            base_url="http://127.0.0.1:9/v1",
+            model=model,
+            api_key=secrets.token_urlsafe(24),
+            key_env="(in-process server)",
+            tool_mode="native",
+            max_retries=0,
+            read_timeout_s=3600,
+        )
+        self.model = model
+        self.constrained = constrained
+        self.context_tokens = context_tokens
         self.chat_template = chat_template
-        """A template to use instead of the GGUF's own (some GGUFs ship a broken one)."""
-        self._llm: Any = None
-        self._template: ChatTemplate | None = None
-        self._stop_tokens: set[int] = set()
-        self._checkpoints: list[tuple[list[int], Any]] = []
+        """A template to use instead of the GGUF's own (tests; models with a broken one)."""
+        self.display_model = display_name(model, "llamacpp")
+        self.extra_payload: Any = None
+        """A function of the request returning fields to set in its payload, None to remove
+        one (tests force replies with a grammar this way)."""
+        self._server: Any = None
+        self._load_lock = asyncio.Lock()
+        self._special: tuple[str, ...] = ()
+        self._template_kwargs = True
+        self._can_score = True
 
     @property
-    def _loaded(self) -> bool:
-        return self._llm is not None
-
-    @property
-    def native_tools(self) -> bool:
-        return self._template is not None and self._template.takes_tools
+    def special_tokens(self) -> tuple[str, ...]:
+        return self._special
 
     # -- loading -------------------------------------------------------------------------------
-    def _load_sync(self) -> None:
+    async def load(self, progress: Progress | None = None) -> None:
+        async with self._load_lock:
+            if self._server is None:
+                await self._load(progress or (lambda _f, _m: None))
+
+    async def _load(self, report: Progress) -> None:
         try:
-            path = gguf_path(self.model, self.progress)
+            path = await asyncio.to_thread(gguf_file, self.model, "llamacpp", report)
         except (ModelError, ValueError) as exc:
             raise ProviderError(str(exc)) from None
+        report(0.9, f"loading {self.display_model}")
         try:
-            from llama_cpp import Llama
-        except ImportError:
+            self._server = await asyncio.to_thread(self._start, path)
+        except Exception as exc:  # unknown architectures, corrupt files
             raise ProviderError(
-                "llama-cpp-python is not installed; see the README for the one command that "
-                "installs pheron-tui[llamacpp]"
+                f"could not load model {self.model!r}: {type(exc).__name__}: {exc}"
             ) from None
-        self.progress(0.95, f"loading {self.display_model} with llama.cpp")
-        try:
-            llm = Llama(
-                model_path=str(path),
-                n_ctx=CONTEXT_TOKENS,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
-                n_batch=512,
-                verbose=False,
-            )
-        except Exception as exc:  # corrupt files, unknown architectures
-            raise ProviderError(f"llama.cpp could not load {path}: {exc}") from None
-        source = self.chat_template or llm.metadata.get("tokenizer.chat_template")
-        if not source:
-            raise ProviderError(f"{path.name} has no chat template; pheron-tui needs one")
+        self.base_url = self._server.listening_address.rstrip("/") + "/v1"
+        self._client.base_url = self.base_url
+        await self._read_props()
 
-        def token_text(token_id: int) -> str:
-            if token_id < 0:
-                return ""
-            return llm.detokenize([token_id], special=True).decode("utf-8", errors="replace")
+    def _start(self, path: Path) -> Any:
+        import xllamacpp
 
-        bos, eos = llm.token_bos(), llm.token_eos()
-        self._template = ChatTemplate(source, bos_token=token_text(bos), eos_token=token_text(eos))
-        self._stop_tokens = {eos, *self._end_of_turn_tokens(llm)}
-        self._llm = llm
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = self.context_tokens
+        params.n_parallel = 1
+        threads = max(1, min(os.cpu_count() or 1, 8))
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.use_jinja = True
+        params.cache_ram_mib = PROMPT_CACHE_MIB
+        params.api_keys = [self._key]  # other local processes cannot use the port
+        params.verbosity = -1
+        if self.chat_template is not None:
+            params.chat_template = self.chat_template
+        return xllamacpp.Server(params)
 
-    @staticmethod
-    def _end_of_turn_tokens(llm: Any) -> set[int]:
-        """Tokens that end a turn besides EOS (``<|im_end|>``, ``<|eot_id|>``, …)."""
-        found = set()
-        for marker in ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>"):
-            ids = llm.tokenize(marker.encode(), add_bos=False, special=True)
-            if len(ids) == 1:
-                found.add(ids[0])
-        return found
+    async def _read_props(self) -> None:
+        """The template's capabilities decide native tools or the legacy format."""
+        response = await self._client.get(self.base_url.removesuffix("/v1") + "/props")
+        props = response.json() if response.status_code == 200 else {}
+        caps = props.get("chat_template_caps") or {}
+        template = str(props.get("chat_template") or "")
+        takes_tools = bool(caps.get("supports_tools")) and "tool" in template
+        self.tool_mode = "native" if takes_tools else "legacy"
+        entry = catalogue_entry(self.model, "llamacpp")
+        if entry is not None:
+            self.tool_mode = entry.tool_mode  # measured: the format that works for this model
+        self._special = tuple(
+            t for t in (props.get("bos_token"), props.get("eos_token")) if isinstance(t, str) and t
+        )
 
     async def aclose(self) -> None:
-        if self._llm is not None:
-            await self._on_thread(self._free)
-        await asyncio.to_thread(self._thread.shutdown, True, cancel_futures=True)
+        await super().aclose()
+        if self._server is not None:
+            # The server's destructor stops its loop and joins its thread: not on the loop.
+            holder, self._server = [self._server], None
+            await asyncio.to_thread(holder.clear)
 
-    def _free(self) -> None:
-        llm, self._llm = self._llm, None
-        if llm is not None and hasattr(llm, "close"):
-            llm.close()
+    # -- requests --------------------------------------------------------------------------------
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        """One reply, straight from the server's handler through a callback (no HTTP): the
+        handler runs on a thread, its events cross to the event loop in batches, and once the
+        consumer lets go the callback tells the server to stop at the next token."""
+        await self.load()  # the first request loads the model, as the other engines do
+        payload = self._payload(request)
+        budget = max(request.max_tokens, 1) * MAX_CHARS_PER_TOKEN
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[list[dict[str, Any]] | BaseException | None] = asyncio.Queue()
+        pending: list[dict[str, Any]] = []
+        lock = threading.Lock()
+        stop = threading.Event()
 
-    # -- prompts -------------------------------------------------------------------------------
-    def _render(self, request: CompletionRequest, thinking: bool) -> tuple[str, list[int]]:
-        assert self._template is not None
-        messages = [m.to_chat_dict() for m in request.messages]
-        tools = (
-            [t.model_dump() for t in request.tools] if request.tools and self.native_tools else None
-        )
-        text = self._template.render(messages, tools=tools, enable_thinking=thinking)
-        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-        if len(tokens) + request.max_tokens > CONTEXT_TOKENS:
-            raise ProviderError(
-                f"the conversation is too long for the model's context: {len(tokens)} prompt "
-                f"tokens + {request.max_tokens} to generate > {CONTEXT_TOKENS}"
-            )
-        return text, tokens
+        def deliver() -> None:
+            with lock:
+                batch = pending[:]
+                pending.clear()
+            if batch:
+                queue.put_nowait(batch)
 
-    def _reusable(self, tokens: list[int]) -> int:
-        """Prompt tokens already in the KV cache (llama-cpp-python keeps them when the next
-        prompt starts the same way; one token is always evaluated again). A saved checkpoint
-        that shares more of the prompt than the live context is restored first."""
-        llm = self._llm
-        live = common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens[:-1])
-        best, best_state = live, None
-        for saved, state in self._checkpoints:
-            shared = common_prefix(saved, tokens[:-1])
-            if shared > best + MIN_GAIN_TOKENS:
-                best, best_state = shared, state
-        if best_state is not None:
-            llm.load_state(best_state)
-        return best
+        def callback(event: dict[str, Any]) -> bool:
+            with lock:
+                first = not pending
+                pending.append(event)
+            if first:  # one wake-up per batch, not per token
+                loop.call_soon_threadsafe(deliver)
+            return stop.is_set()
 
-    def _checkpoint(self) -> None:
-        """Keep the context a conversation reply left, for the next turn to start from."""
-        llm = self._llm
-        tokens = llm.input_ids[: llm.n_tokens].tolist()
-        import llama_cpp
+        def run() -> None:
+            try:
+                self._server.handle_chat_completions(payload, callback)
+                outcome: BaseException | None = None
+            except BaseException as exc:  # reported on the loop, not lost on the thread
+                outcome = exc
+            loop.call_soon_threadsafe(deliver)
+            loop.call_soon_threadsafe(queue.put_nowait, outcome)
 
-        if llama_cpp.llama_state_get_size(llm._ctx.ctx) > CHECKPOINT_MAX_BYTES:
-            return
-        state = llm.save_state()
-        self._checkpoints = [c for c in self._checkpoints if c[0] != tokens][-(CHECKPOINTS - 1) :]
-        self._checkpoints.append((tokens, state))
+        async def events() -> AsyncIterator[dict[str, Any] | None]:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    yield None
+                    return
+                if isinstance(item, BaseException):
+                    raise ProviderError(f"llama.cpp failed: {item}") from None
+                for event in item:
+                    if _is_error(event):
+                        raise ProviderError(f"llama.cpp: {_error_text(event)}")
+                    yield event
 
-    # -- generation ----------------------------------------------------------------------------
-    def _generate(self, request: CompletionRequest, emit: Emit, stop: threading.Event) -> None:
-        from llama_cpp import LogitsProcessorList
-
-        llm = self._llm
-        started = time.perf_counter()
-        text, prompt = self._render(request, thinking=request.enable_thinking)
-        reused = self._reusable(prompt)
-        emit(StartChunk(starts_in_think=text.rfind("<think>") > text.rfind("</think>")))
-        processors, constraint = self._processors(request)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        first_at: float | None = None
-        last_at = 0.0
-        emitted_at = 0.0  # long ago: the first token goes out at once
-        pending: list[str] = []
-        generated = 0
-        sampled = 0  # with the stop token: the intervals a speed is measured over
-        finish = "length"
-        tokens = llm.generate(
-            prompt,
-            temp=request.temperature,
-            top_k=1 if request.temperature == 0 else 40,
-            top_p=1.0,
-            min_p=0.0,
-            repeat_penalty=1.0,
-            logits_processor=LogitsProcessorList(processors) if processors else None,
-        )
+        worker = threading.Thread(target=run, name="llamacpp-request", daemon=True)
+        worker.start()
         try:
-            for token in tokens:
-                sampled += 1
-                last_at = time.perf_counter()
-                if first_at is None:
-                    first_at = last_at
-                if token in self._stop_tokens:
-                    finish = "stop"
-                    break
-                generated += 1
-                pending.append(decoder.decode(llm.detokenize([token], special=True)))
-                if last_at - emitted_at >= EMIT_INTERVAL_S and (text := "".join(pending)):
-                    emit(TextChunk(text=text))
-                    pending.clear()
-                    emitted_at = last_at
-                if stop.is_set() or generated >= request.max_tokens:
-                    finish = "cancelled" if stop.is_set() else "length"
-                    break
+            async for chunk in self._chunks(events(), ReplyProgress(), budget):
+                yield chunk
         finally:
-            tokens.close()
-        if request.purpose in ("chat", "plan"):
-            self._checkpoint()
-        if rest := "".join(pending) + decoder.decode(b"", final=True):
-            emit(TextChunk(text=rest))
-        ended = time.perf_counter()
-        usage = Usage(
-            prompt_tokens=len(prompt),
-            cached_tokens=reused,
-            completion_tokens=generated,
-            tokens_per_s=(sampled - 1) / (last_at - first_at)
-            if first_at and sampled > 1 and last_at > first_at
-            else 0.0,
-            ttft_ms=((first_at or ended) - started) * 1000,
-            mask_ms_per_token=mask_ms_per_token(constraint),
-        )
-        self.last_usage = usage
-        emit(UsageChunk(usage=usage))
-        emit(DoneChunk(finish_reason=finish))
+            stop.set()
+            await asyncio.to_thread(worker.join)
 
-    # -- constrained decoding ------------------------------------------------------------------
-    def _list_special_tokens(self) -> list[str]:
-        import llama_cpp
+    async def score_choices(
+        self, request: CompletionRequest, options: Sequence[str]
+    ) -> dict[str, float]:
+        await self.load()
+        return await super().score_choices(request, options)
 
-        vocab = self._llm._model.vocab
-        wanted = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
-        return [
-            self._decode(token)
-            for token in range(llama_cpp.llama_vocab_n_tokens(vocab))
-            if llama_cpp.llama_vocab_get_attr(vocab, token) & wanted
-        ]
+    async def _send(self, method: str, url: str, payload: dict | None = None) -> Body:
+        """Non-streamed requests (scoring) go to the handler directly too."""
+        if url != "/chat/completions" or payload is None:
+            return await super()._send(method, url, payload)
+        result = await asyncio.to_thread(self._server.handle_chat_completions, payload)
+        status = 400 if _is_error(result) else 200
+        return Body(status, httpx.Headers(), json.dumps(result))
 
-    def _make_lltokenizer(self) -> Any:
-        from llguidance.llamacpp import lltokenizer_from_vocab
+    def _payload(self, request: CompletionRequest, stream: bool = True) -> dict[str, Any]:
+        payload = super()._payload(request, stream)
+        payload["cache_prompt"] = True
+        if grammar := self._grammar(request):
+            payload["grammar"] = grammar
+        if self.extra_payload is not None:
+            for key, value in self.extra_payload(request).items():
+                if value is None:
+                    payload.pop(key, None)
+                else:
+                    payload[key] = value
+        return payload
 
-        with warnings.catch_warnings():
-            # llguidance calls a llama.cpp function deprecated in 0.3.36, once per token.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return lltokenizer_from_vocab(self._llm._model.vocab)
+    def _grammar(self, request: CompletionRequest) -> str | None:
+        """Legacy format only: a reply that must be a call is constrained to one, and one that
+        must be the answer to ``<final>``. Native formats are constrained by the server."""
+        if not (self.constrained and self.tool_mode == "legacy" and request.tools):
+            return None
+        if request.purpose != "plan":
+            return None
+        if request.tool_choice == "required":
+            return body_grammar("legacy", request.tools, lead='"CALL("')
+        if request.tool_choice == "none":
+            return _LEGACY_NONE_GRAMMAR
+        return None
 
-    def _call_format(self) -> CallFormat:
-        assert self._template is not None
-        return detect_format(self._template.source) if self.native_tools else "legacy"
 
-    def _encode(self, text: str) -> list[int]:
-        return self._llm.tokenize(text.encode(), add_bos=False, special=True)
+def _is_error(event: Any) -> bool:
+    """The handler reports a failure as an event without choices: ``{"error": …}`` or
+    ``{"code": …, "message": …}``."""
+    return (
+        isinstance(event, dict)
+        and "choices" not in event
+        and ("error" in event or ("code" in event and "message" in event))
+    )
 
-    def _decode(self, token: int) -> str:
-        return self._llm.detokenize([token], special=True).decode("utf-8", errors="replace")
 
-    def _eos(self) -> int:
-        return self._llm.token_eos()
-
-    @staticmethod
-    def _mask_processor(constraint: ToolCallConstraint) -> LogitsProcessor:
-        def apply(input_ids: Any, logits: Any) -> Any:
-            import numpy as np
-
-            mask = constraint.allowed(input_ids, logits.shape[-1])
-            return logits if mask is None else np.where(mask, logits, -np.inf)
-
-        return apply
-
-    # -- scoring -------------------------------------------------------------------------------
-    def _score_sync(self, request: CompletionRequest, options: list[str]) -> dict[str, float]:
-        """Log-probabilities of each option's first token, from the logits after the prompt
-        (one prefill, sharing the KV prefix like generation)."""
-        import numpy as np
-        from llama_cpp import LogitsProcessorList
-
-        llm = self._llm
-        _text, prompt = self._render(request, thinking=False)
-        reused = self._reusable(prompt)
-        captured: list[Any] = []
-
-        def capture(_ids: Any, logits: Any) -> Any:
-            if not captured:
-                captured.append(np.array(logits, dtype=np.float64))
-            return logits
-
-        tokens = llm.generate(
-            prompt, temp=0.0, top_k=1, logits_processor=LogitsProcessorList([capture])
-        )
-        try:
-            next(tokens)
-        finally:
-            tokens.close()
-        logits = captured[0]
-        top = logits.max()
-        logprobs = logits - (top + math.log(np.exp(logits - top).sum()))
-        scores: dict[str, float] = {}
-        firsts: dict[str, set[int]] = {}
-        for option in options:
-            spellings = {option, option.capitalize()}
-            firsts[option] = {
-                ids[0]
-                for s in spellings
-                if (ids := llm.tokenize(s.encode(), add_bos=False, special=False))
-            }
-        for option in options:
-            if any(firsts[option] & firsts[o] for o in options if o != option):
-                raise ProviderError(f"cannot score {options}: their first tokens are the same")
-            chosen = logprobs[sorted(firsts[option])]
-            peak = chosen.max()
-            scores[option] = float(peak + math.log(np.exp(chosen - peak).sum()))
-        self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reused)
-        return scores
+def _error_text(event: dict[str, Any]) -> str:
+    error = event.get("error", event)
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:300]
+    return str(error)[:300]

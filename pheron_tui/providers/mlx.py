@@ -42,7 +42,7 @@ CACHE_ENTRIES = 8
 class MLXProvider(InProcessEngine):
     name = "mlx"
 
-    def __init__(self, model: str = "bundled", constrained: bool = True) -> None:
+    def __init__(self, model: str = "default", constrained: bool = True) -> None:
         super().__init__(model, constrained)
         self._model: Any = None
         self._tok: Any = None

@@ -56,7 +56,7 @@ MAX_CHARS_PER_TOKEN = 16
 
 
 @dataclass
-class _Body:
+class Body:
     """A response read with a bound on its size."""
 
     status_code: int
@@ -104,7 +104,7 @@ def is_local(base_url: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
 
 
-class _Progress:
+class ReplyProgress:
     """How much of a reply has arrived: nothing means a failure may still be retried."""
 
     arrived = 0
@@ -112,6 +112,10 @@ class _Progress:
 
 class OpenAIProvider:
     name = "openai"
+    score_top_n = 10
+    """Alternatives asked for when scoring options (OpenAI's API allows 20 at most)."""
+    scrub_replies = True
+    """Whether streamed text is searched for the API key (a server may echo it)."""
 
     def __init__(
         self,
@@ -219,13 +223,13 @@ class OpenAIProvider:
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
-    async def _send(self, method: str, url: str, payload: dict | None = None) -> _Body:
+    async def _send(self, method: str, url: str, payload: dict | None = None) -> Body:
         """A plain request with the retry policy (for /models and non-streamed scoring); the
         body is read up to MAX_BODY_BYTES."""
         for attempt in range(self.max_retries + 1):
             try:
                 async with self._client.stream(method, url, json=payload) as reply:
-                    response = _Body(reply.status_code, reply.headers, await _bounded_text(reply))
+                    response = Body(reply.status_code, reply.headers, await _bounded_text(reply))
             except httpx.TransportError as exc:
                 if attempt >= self.max_retries:
                     raise self._unreachable(exc) from None
@@ -285,7 +289,7 @@ class OpenAIProvider:
         payload = self._payload(request)
         attempt = 0
         while True:
-            progress = _Progress()
+            progress = ReplyProgress()
             try:
                 async with self._client.stream("POST", "/chat/completions", json=payload) as reply:
                     if reply.status_code == 200:
@@ -327,53 +331,69 @@ class OpenAIProvider:
         raise self._http_error(status, body)
 
     async def _read(
-        self, reply: httpx.Response, progress: _Progress, budget: int
+        self, reply: httpx.Response, progress: ReplyProgress, budget: int
     ) -> AsyncIterator[Chunk]:
-        """The chunks of one streamed reply. Malformed pieces of an event are skipped; the key
-        is scrubbed from everything; past ``budget`` characters the reply is cut ("length")."""
+        """The chunks of one streamed HTTP reply (SSE)."""
+
+        async def events() -> AsyncIterator[dict[str, Any] | None]:
+            try:
+                async for data in sse_data(bounded_lines(reply.aiter_bytes(), MAX_LINE_BYTES)):
+                    if data.strip() == "[DONE]":
+                        yield None
+                        return
+                    yield _decode(data, self._scrub)
+            except LineTooLong as exc:
+                raise ProviderError(str(exc)) from None
+
+        async for chunk in self._chunks(events(), progress, budget):
+            yield chunk
+
+    async def _chunks(
+        self, events: AsyncIterator[dict[str, Any] | None], progress: ReplyProgress, budget: int
+    ) -> AsyncIterator[Chunk]:
+        """The chunks of one reply from its decoded events (None marks the end). Malformed
+        pieces of an event are skipped; the key is scrubbed from everything; past ``budget``
+        characters the reply is cut ("length")."""
         started = time.perf_counter()
         first: float | None = None
         calls: dict[int, dict[str, Any]] = {}
         usage: dict[str, Any] | None = None
         finish: str | None = None
         done = False
-        content_scrub, reasoning_scrub = _Scrubber(self._key), _Scrubber(self._key)
-        try:
-            async for data in sse_data(bounded_lines(reply.aiter_bytes(), MAX_LINE_BYTES)):
-                if data.strip() == "[DONE]":
-                    done = True
-                    break
-                event = _decode(data, self._scrub)
-                if isinstance(event.get("usage"), dict):
-                    usage = event["usage"]
-                choices = event.get("choices")
-                for choice in choices if isinstance(choices, list) else []:
-                    if not isinstance(choice, dict):
-                        continue
-                    delta = choice.get("delta")
-                    delta = delta if isinstance(delta, dict) else {}
-                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                    if isinstance(reasoning, str) and reasoning:
-                        first = first or time.perf_counter()
-                        progress.arrived += len(reasoning)
-                        if text := reasoning_scrub.feed(reasoning):
-                            yield ReasoningChunk(text=text)
-                    content = delta.get("content")
-                    if isinstance(content, str) and content:
-                        first = first or time.perf_counter()
-                        progress.arrived += len(content)
-                        if text := content_scrub.feed(content):
-                            yield TextChunk(text=text)
-                    pieces = delta.get("tool_calls")
-                    for piece in pieces if isinstance(pieces, list) else []:
-                        progress.arrived += 1 + _merge_call(calls, piece)
-                    if choice.get("finish_reason"):
-                        finish = str(choice["finish_reason"])
-                if progress.arrived > budget:
-                    finish = "length"  # a server streaming on past max_tokens
-                    break
-        except LineTooLong as exc:
-            raise ProviderError(str(exc)) from None
+        secret = self._key if self.scrub_replies else None
+        content_scrub, reasoning_scrub = _Scrubber(secret), _Scrubber(secret)
+        async for event in events:
+            if event is None:
+                done = True
+                break
+            if isinstance(event.get("usage"), dict):
+                usage = event["usage"]
+            choices = event.get("choices")
+            for choice in choices if isinstance(choices, list) else []:
+                if not isinstance(choice, dict):
+                    continue
+                delta = choice.get("delta")
+                delta = delta if isinstance(delta, dict) else {}
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    first = first or time.perf_counter()
+                    progress.arrived += len(reasoning)
+                    if text := reasoning_scrub.feed(reasoning):
+                        yield ReasoningChunk(text=text)
+                content = delta.get("content")
+                if isinstance(content, str) and content:
+                    first = first or time.perf_counter()
+                    progress.arrived += len(content)
+                    if text := content_scrub.feed(content):
+                        yield TextChunk(text=text)
+                pieces = delta.get("tool_calls")
+                for piece in pieces if isinstance(pieces, list) else []:
+                    progress.arrived += 1 + _merge_call(calls, piece)
+                if choice.get("finish_reason"):
+                    finish = str(choice["finish_reason"])
+            if progress.arrived > budget:
+                finish = "length"  # a server streaming on past max_tokens
+                break
         if not done and finish is None:
             raise ProviderError(
                 "the stream ended before the reply was complete "
@@ -398,7 +418,7 @@ class OpenAIProvider:
         if not self._can_score:
             raise ScoringUnavailable("this server gives no logprobs")
         payload = self._payload(request.model_copy(update={"max_tokens": 1}), stream=False)
-        payload.update(logprobs=True, top_logprobs=10, temperature=0.0)
+        payload.update(logprobs=True, top_logprobs=self.score_top_n, temperature=0.0)
         payload.pop("tools", None)
         payload.pop("tool_choice", None)
         response = await self._send("POST", "/chat/completions", payload)

@@ -13,7 +13,7 @@ def choose_engine() -> tuple[str, str]:
     """The in-process engine for ``--provider auto``, and why, in a few words."""
     if platform.system() == "Darwin" and platform.machine() == "arm64":
         return "mlx", "Apple Silicon"
-    if importlib.util.find_spec("llama_cpp") is not None:
+    if importlib.util.find_spec("xllamacpp") is not None:
         return "llamacpp", "fastest here"
     return "mlx", "llama.cpp not installed"
 
@@ -36,10 +36,10 @@ def create_provider(settings: Settings) -> Provider:
 
         return MLXProvider(settings.model, constrained=settings.constrained)
     if settings.provider == "llamacpp":
-        if importlib.util.find_spec("llama_cpp") is None:
+        if importlib.util.find_spec("xllamacpp") is None:
             raise ProviderError(
-                "--provider llamacpp needs llama-cpp-python; install it with the README's "
-                "pheron-tui[llamacpp] command"
+                "--provider llamacpp needs xllamacpp (pip install xllamacpp); on Apple Silicon "
+                "use --provider mlx"
             )
         from pheron_tui.providers.llamacpp import LlamaCppProvider
 
@@ -49,7 +49,7 @@ def create_provider(settings: Settings) -> Provider:
 
         from pheron_tui.providers.openai_compat import OpenAIProvider, default_key_env
 
-        if settings.model == "bundled":
+        if settings.model in ("default", "bundled"):
             raise ProviderError(
                 "--provider openai needs --model NAME: the model id the server serves "
                 "(for OpenRouter, e.g. qwen/qwen3-8b)"

@@ -118,23 +118,20 @@ def test_the_critic_sees_tool_output_defused() -> None:
     assert "<|im_end|>" not in prompt and "<|im_start|>" not in prompt
 
 
-def test_llamacpp_reports_its_control_tokens() -> None:
-    pytest.importorskip("llama_cpp")
-    import asyncio
-
+async def test_llamacpp_reports_its_control_tokens() -> None:
+    pytest.importorskip("xllamacpp")
     from pheron_tui.providers.llamacpp import LlamaCppProvider
 
     # The real cache (the conftest points XDG_CACHE_HOME elsewhere); `models pull` filled it.
     path = Path.home() / ".cache" / "pheron-tui" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not path.is_file():
         pytest.skip("the bundled model is not pulled")
-
     provider = LlamaCppProvider(str(path))
-    asyncio.run(provider.load())
+    await provider.load()
     try:
         assert {"<|im_start|>", "<|im_end|>"} <= set(provider.special_tokens)
     finally:
-        asyncio.run(provider.aclose())
+        await provider.aclose()
 
 
 # -- class 19: escapes in export and sessions -----------------------------------------------------

@@ -1,0 +1,99 @@
+"""What small models need from the agent: loops cut off, bare JSON calls accepted, questions
+about a workspace file treated as tasks, the request asked back not taken for a question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pheron_tui.core.intent import names_a_workspace_entry, workspace_names
+from pheron_tui.core.parsing import parse_reply
+from pheron_tui.core.streaming import repeating_tail
+
+SCHEMAS = {"read_file": {"properties": {"path": {"type": "string"}}}, "list_dir": {}}
+
+
+async def test_a_looping_reply_is_cut_off_and_said_so(make_agent) -> None:
+    looping = ["A: Python\n"] * 500
+    agent = make_agent(classify=["chat"], chat=[looping])
+    result = await agent.orchestrator.submit("What language is this?")
+    assert result.status == "finished"
+    assert len(result.answer) < 1500  # not the 5,000 characters of the loop
+    errors = [e.message for e in agent.of("ErrorRaised")]
+    assert any("kept repeating itself" in m and "A: Python" in m for m in errors)
+
+
+def test_repetition_is_found_only_when_it_runs_on() -> None:
+    assert repeating_tail("The same sentence again. " * 30) == "The same sentence again. "
+    prose = " ".join(f"word{i}" for i in range(300))
+    assert repeating_tail(prose) is None
+    assert repeating_tail("short. " * 5) is None
+
+
+def test_bare_and_fenced_json_naming_a_tool_is_a_call() -> None:
+    fenced = 'Let me look.\n```json\n{"name": "read_file", "arguments": {"path": "calc.py"}}\n```'
+    parsed = parse_reply(fenced, SCHEMAS)
+    assert parsed.kind == "tool_calls" and parsed.text == "Let me look."
+    assert [(c.name, c.arguments) for c in parsed.calls] == [("read_file", {"path": "calc.py"})]
+    bare = '{"name": "list_dir", "arguments": "{\\"path\\": \\".\\"}"}'
+    assert parse_reply(bare, SCHEMAS).calls[0].arguments == {"path": "."}
+
+
+def test_json_that_names_no_tool_stays_text() -> None:
+    for text in (
+        'The config is {"name": "server", "arguments": {"port": 80}}.',
+        '{"name": "read_file", "arguments": ["calc.py"]}',
+        "A set: {1, 2}",
+    ):
+        assert parse_reply(text, SCHEMAS).kind == "final", text
+
+
+async def test_a_bare_call_runs_the_tool(make_agent, workspace: Path) -> None:
+    call = '```json\n{"name": "read_file", "arguments": {"path": "notes.md"}}\n```'
+    agent = make_agent(
+        classify=["task"], plan=[call, "It says buy milk."], critic=["PASS: it does"]
+    )
+    result = await agent.orchestrator.submit("What is in notes.md?")
+    [finished] = agent.of("ToolCallFinished")
+    assert finished.ok and "buy milk" in finished.observation
+    assert result.answer == "It says buy milk."
+
+
+async def test_a_message_naming_a_workspace_file_is_a_task(make_agent) -> None:
+    # The model would call it chat; the file exists, so it is a task.
+    agent = make_agent(classify=["chat"], plan=["It prints hello."], critic=["PASS: ok"])
+    await agent.orchestrator.submit("What does main.py do?")
+    [intent] = agent.of("IntentClassified")
+    assert (intent.intent, intent.method) == ("task", "workspace")
+
+
+def test_only_real_entries_with_file_like_names_count(workspace: Path) -> None:
+    (workspace / "test").mkdir()
+    names = workspace_names(workspace)
+    assert names_a_workspace_entry("explain notes.md please", names)
+    assert names_a_workspace_entry("what is in ./main.py?", names)
+    assert not names_a_workspace_entry("what is a unit test", names)  # a folder named test
+    assert not names_a_workspace_entry("what does other.py do?", names)  # not here
+
+
+async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            'CLARIFY("What does main.py do?")',
+            '<tool_call>{"name": "read_file", "arguments": {"path": "main.py"}}</tool_call>',
+            "It prints hello.",
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("what does main.py do")
+    assert result.answer == "It prints hello."
+    assert not agent.of("ClarifyRequested")
+    assert agent.of("ToolCallFinished")
+
+
+async def test_a_real_question_still_ends_the_turn(make_agent) -> None:
+    agent = make_agent(
+        classify=["task"], plan=['CLARIFY("Which of the two config files do you mean?")']
+    )
+    result = await agent.orchestrator.submit("fix the config")
+    assert result.status == "finished" and agent.of("ClarifyRequested")
