@@ -6,9 +6,8 @@ What cannot be known before the line runs is dangerous until proven otherwise: a
 program name (``$t``, ``$(…)``), a shell or interpreter fed code on its input, an alias, a
 multi-call binary's unfamiliar applet.
 
-It also says, per simple command, why no prefix allow rule may cover it (``unallowable``): a
-command that can run other programs or write files through its arguments is approved by a
-person each time, whatever ``allow git status`` or ``allow find`` says.
+Per simple command it also reports why no prefix allow rule may cover it
+(``shell_allow.unallowable``).
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from pathlib import Path
 from pheron_tui.core.events import Risk
 from pheron_tui.core.rules import CommandFacts, command_words
 from pheron_tui.core.safety import shorten
+from pheron_tui.tools.shell_allow import HARMLESS_TARGETS, effective, option_flags, unallowable
 from pheron_tui.tools.shell_parse import (
-    FIND_EXEC,
     MULTI_CALL,
     SHELLS,
     ParsedCommand,
@@ -108,7 +107,6 @@ SYSTEM = {
 }
 WRITERS = {"rm", "rmdir", "touch", "mkdir", "chmod", "chown", "chgrp", "truncate", "shred", "tee"}
 COPIERS = {"cp", "mv", "install", "ln", "rsync"}  # the last argument (or -t DIR) is written
-HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"}
 # Interpreters that read code from standard input when given no script.
 STDIN_INTERPRETERS = SHELLS | {"python", "python2", "python3", "perl", "ruby", "node", "php"}
 STDIN_PATHS = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
@@ -118,42 +116,6 @@ HARMLESS_APPLETS = {
     "true", "false", "date", "basename", "dirname", "stat", "du", "df", "find", "which",
     "uname", "id", "whoami", "env", "diff", "cmp", "tr", "cut", "md5sum", "sha256sum",
 }  # fmt: skip
-GIT_COMMANDS = {
-    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle",
-    "cat-file", "check-ignore", "checkout", "cherry", "cherry-pick", "clean", "clone", "commit",
-    "config", "count-objects", "describe", "diff", "diff-files", "diff-index", "diff-tree",
-    "fetch", "format-patch", "fsck", "gc", "grep", "help", "init", "log", "ls-files",
-    "ls-remote", "ls-tree", "merge", "merge-base", "mv", "notes", "pull", "push", "range-diff",
-    "rebase", "reflog", "remote", "reset", "restore", "rev-list", "rev-parse", "revert", "rm",
-    "shortlog", "show", "show-ref", "stash", "status", "submodule", "switch", "tag", "version",
-    "whatchanged", "worktree",
-}  # fmt: skip
-# Options that make a program run another program (or a pager, a diff tool, a hook).
-_RUNS_PROGRAMS: dict[str, tuple[str, ...]] = {
-    "git": (
-        "-c", "--config-env", "--exec-path", "--upload-pack", "--receive-pack", "--exec",
-        "-u", "--ext-diff", "--textconv", "-O", "--open-files-in-pager", "--tool", "-x",
-    ),
-    "tar": (
-        "--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--rsh-command",
-        "--info-script", "-F", "--new-volume-script",
-    ),
-    "rsync": ("-e", "--rsh", "--rsync-path"),
-    "zip": ("-TT", "--unzip-command"),
-    "sort": ("--compress-program",),
-    "rg": ("--pre",),
-    "fd": ("-x", "-X", "--exec", "--exec-batch"),
-    "vim": ("-c", "+", "--cmd", "-S"),
-    "vi": ("-c", "+", "--cmd", "-S"),
-    "nvim": ("-c", "+", "--cmd", "-S"),
-    "less": ("+",),
-    "ssh": ("-o",),
-    "make": ("-f", "--file", "--eval", "SHELL="),
-}  # fmt: skip
-_FIND_WRITES = {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-_AWK = {"awk", "gawk", "mawk", "nawk", "busybox awk"}
-# sed commands that run a program or write a file: e, w and W, and the s command's e/w flags.
-_SED_RUNS = re.compile(r"(^|[;\n{}!]|[0-9$/])\s*[ewW]\b|s(.).*?\2.*?\2[gpiImM0-9]*[ew]")
 
 
 @dataclass
@@ -182,7 +144,7 @@ def assess_shell(command: str, workspace: Path, protected: Sequence[Path] = ()) 
             CommandFacts(
                 words=command_words(simple.argv),
                 computed=simple.computed,
-                unallowable=_unallowable(simple),
+                unallowable=unallowable(simple),
             )
         )
     reasons.extend(_downloads_run(parsed))
@@ -196,16 +158,6 @@ def short(command: SimpleCommand) -> str:
     return shorten(" ".join(command.argv), 60)
 
 
-def _effective(command: SimpleCommand) -> tuple[str, list[str]]:
-    """The program and arguments that matter: without global options (``git -C . pull`` is
-    ``git pull``), and ``python -m pip install`` is ``pip install``."""
-    words = command_words(command.argv)
-    program, args = (words[0], list(words[1:])) if words else ("", [])
-    if program.startswith("python") and len(args) >= 2 and args[0] == "-m":
-        return args[1], args[2:]
-    return program, args
-
-
 def _command_reasons(command: SimpleCommand, root: Path, protected: list[Path]) -> list[str]:
     reasons: list[str] = []
     if command.computed:
@@ -213,7 +165,7 @@ def _command_reasons(command: SimpleCommand, root: Path, protected: list[Path]) 
             f"the program is computed when the line runs ({shorten(command.argv[0], 40)}), "
             "so it could be any program"
         )
-    program, args = _effective(command)
+    program, args = effective(command)
     raised = [w for w in command.wrappers if w in PRIVILEGE]
     if raised or program in PRIVILEGE:
         reasons.append(f"privilege escalation ({(raised or [program])[0]})")
@@ -309,66 +261,8 @@ def _sets_git_config(args: list[str]) -> bool:
     return len(operands) >= 2 or any(a in ("--add", "--replace-all", "-e", "--edit") for a in args)
 
 
-def _unallowable(command: SimpleCommand) -> str:
-    """Why a prefix allow rule must not approve this command, or empty."""
-    if command.computed:
-        return "its program is computed when it runs"
-    if command.assignments:
-        return "it sets environment variables for the program"
-    if any(op in (">", ">>", ">|", "&>", "&>>", "<>") and t not in HARMLESS_TARGETS
-           for op, t in command.redirects):  # fmt: skip
-        return "it writes a file through a redirection"
-    if any(w == "xargs" or w.startswith("find ") for w in command.wrappers):
-        return f"it runs with arguments chosen at run time ({command.wrappers[-1]})"
-    program, args = _effective(command)
-    if program == "find" and any(a in FIND_EXEC or a in _FIND_WRITES for a in args):
-        return "find runs commands or writes files through its arguments"
-    if program == "sed" and (
-        _flags(args) & {"i", "--in-place", "f", "--file"}
-        or any(a.startswith(("--in-place", "--file")) for a in args)
-        or any(_SED_RUNS.search(a) for a in args if not a.startswith("-"))
-    ):
-        return "its sed script can run commands or write files"
-    if program in _AWK and any(
-        re.search(r"system\s*\(|\||>|getline", a) for a in args if not a.startswith("-")
-    ):
-        return "its awk program can run commands or write files"
-    if program == "git" and args and args[0] not in GIT_COMMANDS:
-        return f"git {args[0]!r} is not a git command, so it may be an alias"
-    if _option_used(command.argv[1:], _RUNS_PROGRAMS.get(program, ())):
-        return f"{program} runs other programs through its options"
-    if _option_used(command.argv[1:], ("-o", "--output", "--output-file", "--log-file")):
-        return f"{program} writes a file named in its options"
-    return ""
-
-
-def _option_used(args: Sequence[str], options: Sequence[str]) -> bool:
-    """Whether any of ``options`` appears: alone, as ``--opt=value``, or for a ``+`` or
-    ``NAME=`` entry, as a word starting with it."""
-    for arg in args:
-        for option in options:
-            if arg == option or arg.startswith(option + "="):
-                return True
-            if option.endswith(("+", "=")) and arg.startswith(option):
-                return True
-    return False
-
-
-def _flags(args: list[str]) -> set[str]:
-    """Single-letter flags (``-rf`` → r, f) and long options, before a ``--``."""
-    found: set[str] = set()
-    for arg in args:
-        if arg == "--":
-            break
-        if arg.startswith("--"):
-            found.add(arg)
-        elif arg.startswith("-") and len(arg) > 1:
-            found.update(arg[1:])
-    return found
-
-
 def _mass_deletion(command: SimpleCommand, program: str, args: list[str]) -> list[str]:
-    flags = _flags(args)
+    flags = option_flags(args)
     targets = [a for a in args if not a.startswith("-")]
     found = []
     if program in ("rm", "unlink", "shred") and any(
@@ -405,7 +299,7 @@ def _written_paths(command: SimpleCommand, program: str, args: list[str]) -> lis
         for op, target in command.redirects
         if op in (">", ">>", ">|", "&>", "&>>", "<>") and target not in HARMLESS_TARGETS
     ]
-    flags = _flags(args)
+    flags = option_flags(args)
     operands = [a for a in args if not a.startswith("-")]
     if program in WRITERS:
         if program in ("chmod", "chown", "chgrp") and operands:
@@ -437,7 +331,7 @@ def _tar_writes(args: list[str]) -> list[str]:
     """Where tar writes: the folder it extracts into (-C), the archive it creates (-f)."""
     first = args[0] if args else ""
     letters = set(first) if first and not first.startswith("-") else set()  # tar xzf …
-    letters |= _flags(args)
+    letters |= option_flags(args)
     extracting = bool(letters & {"x", "--extract", "--get"})
     creating = bool(letters & {"c", "r", "u", "--create", "--append", "--update"})
     found: list[str] = []
