@@ -247,7 +247,12 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(workspace: Path) -> None:
 
     script = workspace.parent / "slow.json"
     script.write_text(
-        json.dumps({"replies": {"classify": ["chat"], "chat": [["word "] * 1000]}, "delay_s": 0.05})
+        json.dumps(
+            {
+                "replies": {"classify": ["chat"], "chat": [[f"word{i} " for i in range(1000)]]},
+                "delay_s": 0.05,
+            }
+        )
     )
     command = [
         sys.executable,

@@ -189,7 +189,9 @@ async def test_script_running_out_is_an_error_and_a_failed_turn(make_agent) -> N
 
 
 async def test_cancel_during_stream_ends_cancelled_and_history_stays_usable(make_agent) -> None:
-    agent = make_agent(classify=["chat", "chat"], chat=[["a"] * 10_000, "second"])
+    # Words that never repeat: a repeating reply would be cut off as a loop before the cancel.
+    long_reply = [f"w{i} " for i in range(10_000)]
+    agent = make_agent(classify=["chat", "chat"], chat=[long_reply, "second"])
     turn = asyncio.create_task(agent.orchestrator.submit("long"))
     while not agent.of("AnswerDelta"):
         await asyncio.sleep(0)
