@@ -14,6 +14,7 @@ from pheron_tui.providers.base import ProviderError
 from pheron_tui.providers.openai_compat import OpenAIProvider
 from pheron_tui.tools.builtin import default_registry
 
+from ..command import pheron
 from .fake_server import (
     FakeServer,
     Reply,
@@ -309,38 +310,16 @@ async def test_unreachable_server(server: FakeServer) -> None:
 def test_the_key_never_reaches_output_events_or_the_session_log(
     server: FakeServer, workspace: Path, tmp_path: Path
 ) -> None:
-    import os
-    import subprocess
-    import sys
 
     echo = json.dumps({"error": {"message": f"invalid request from key {KEY}"}})
     models = Reply(body='{"data": [{"id": "tiny"}]}')
     server.replies += [models, logprobs_reply(("chat", -0.1)), Reply(status=400, body=echo)]
     data = tmp_path / "data"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PHERON_")}
-    env.update(OPENAI_API_KEY=KEY, XDG_DATA_HOME=str(data))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pheron_tui",
-            "run",
-            "--json",
-            "--provider",
-            "openai",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "tiny",
-            "--workspace",
-            str(workspace),
-            "hi",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    done = pheron(
+        "run", "--json", "--provider", "openai", "--base-url", server.base_url, "--model",
+        "tiny", "--workspace", str(workspace), "hi",
+        env={"OPENAI_API_KEY": KEY, "XDG_DATA_HOME": str(data)},
+    )  # fmt: skip
     assert done.returncode == 1
     assert "invalid request from key ***" in done.stdout
     [log] = (data / "pheron-tui" / "sessions").glob("*.jsonl")
