@@ -7,9 +7,10 @@ reply that is searched for either word. A reply that says neither falls back to 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -40,32 +41,43 @@ def rule_intent(text: str) -> Intent:
 
 _SKIP = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
+WALK_LIMIT = 2000
+"""Entries looked at, at most, to find a file the message names below the workspace root."""
 
 
-def workspace_names(workspace: Path, limit: int = 5000) -> set[str]:
-    """The names of the files and folders in the workspace (and their paths relative to it),
-    for telling a question about one of them from a general one."""
-    names: set[str] = set()
-    root = str(workspace)
-    for folder, dirs, files in os.walk(workspace):
-        dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".")]
-        for name in (*dirs, *files):
-            names.add(name)
-            names.add(os.path.relpath(os.path.join(folder, name), root))
-        if len(names) >= limit:
-            break
-    return names
-
-
-def names_a_workspace_entry(text: str, names: Iterable[str]) -> bool:
-    """Whether the message mentions a file or folder that exists here by its name or path
-    (``What does calc.py do?`` needs calc.py). Short plain words are not enough: a folder
-    named ``test`` must not turn every message with that word into a task."""
-    wanted = set(names)
+def file_like_words(text: str) -> set[str]:
+    """Words of the message that could name a file or folder: with an extension or a slash,
+    or long (a folder named ``test`` must not turn every message about tests into a task)."""
+    words = set()
     for word in _NAME_LIKE.findall(text):
         word = word.strip(".,;:!?/").removeprefix("./")
-        if word in wanted and ("." in word or "/" in word or len(word) > 12):
+        if word and ("." in word or "/" in word or len(word) > 12):
+            words.add(word)
+    return words
+
+
+def names_a_workspace_entry(text: str, workspace: Path) -> bool:
+    """Whether the message names a file or folder that exists in the workspace, by its path
+    or, anywhere below, by its name (``What does calc.py do?`` needs calc.py)."""
+    words = file_like_words(text)
+    if not words:
+        return False
+    root = Path(workspace)
+    for word in words:
+        try:
+            if (root / word).resolve().is_relative_to(root.resolve()) and (root / word).exists():
+                return True
+        except (OSError, ValueError):
+            continue
+    names = {w.rsplit("/", 1)[-1] for w in words}
+    seen = 0
+    for _folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".")]
+        if names.intersection(dirs) or names.intersection(files):
             return True
+        seen += len(dirs) + len(files)
+        if seen >= WALK_LIMIT:
+            break
     return False
 
 
@@ -97,12 +109,12 @@ async def classify(
     provider: Provider,
     text: str,
     generate: Callable[[CompletionRequest], Awaitable[str]],
-    workspace_entries: Iterable[str] = (),
+    workspace: Path | None = None,
 ) -> Classification:
     """Chat or task for the message on its own (the conversation does not sway it). A message
     that names a file or folder of the workspace is a task whatever the model thinks: small
     models take "What does calc.py do?" for a general question."""
-    if names_a_workspace_entry(text, workspace_entries):
+    if workspace is not None and await asyncio.to_thread(names_a_workspace_entry, text, workspace):
         return Classification(intent="task", method="workspace")
     request = classify_request(text)
     if isinstance(provider, ChoiceScorer):

@@ -21,7 +21,7 @@ from pheron_tui.core.approval import ApprovalGate, Policy, UserChoice
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.intent import classify, workspace_names
+from pheron_tui.core.intent import classify
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
 from pheron_tui.core.prompts import (
@@ -219,8 +219,9 @@ class Orchestrator:
 
     async def _dispatch(self, turn_id: int, text: str) -> TurnResult:
         started = time.perf_counter()
-        entries = await asyncio.to_thread(workspace_names, self.settings.workspace)
-        classification = await classify(self.provider, text, self._generate_quietly, entries)
+        classification = await classify(
+            self.provider, text, self._generate_quietly, self.settings.workspace
+        )
         self.bus.emit(
             ev.IntentClassified,
             turn_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pheron_tui.core.intent import names_a_workspace_entry, workspace_names
+from pheron_tui.core.intent import names_a_workspace_entry
 from pheron_tui.core.parsing import parse_reply
 from pheron_tui.core.streaming import repeating_tail
 
@@ -68,11 +68,14 @@ async def test_a_message_naming_a_workspace_file_is_a_task(make_agent) -> None:
 
 def test_only_real_entries_with_file_like_names_count(workspace: Path) -> None:
     (workspace / "test").mkdir()
-    names = workspace_names(workspace)
-    assert names_a_workspace_entry("explain notes.md please", names)
-    assert names_a_workspace_entry("what is in ./main.py?", names)
-    assert not names_a_workspace_entry("what is a unit test", names)  # a folder named test
-    assert not names_a_workspace_entry("what does other.py do?", names)  # not here
+    (workspace / "src" / "pkg").mkdir(parents=True)
+    (workspace / "src" / "pkg" / "utils.py").write_text("")
+    assert names_a_workspace_entry("explain notes.md please", workspace)
+    assert names_a_workspace_entry("what is in ./main.py?", workspace)
+    assert names_a_workspace_entry("is there a bug in utils.py?", workspace)  # found below
+    assert not names_a_workspace_entry("what is a unit test", workspace)  # a folder named test
+    assert not names_a_workspace_entry("what does other.py do?", workspace)  # not here
+    assert not names_a_workspace_entry("what is in ../secret.txt", workspace)  # outside
 
 
 async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:
