@@ -30,12 +30,8 @@ from pheron_tui.core.messages import Chunk, CompletionRequest
 from pheron_tui.providers.base import Progress, ProviderError
 from pheron_tui.providers.grammar import body_grammar
 from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
-from pheron_tui.providers.openai_compat import (
-    MAX_CHARS_PER_TOKEN,
-    Body,
-    OpenAIProvider,
-    ReplyProgress,
-)
+from pheron_tui.providers.openai_compat import OpenAIProvider, ReplyProgress
+from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
 
 CONTEXT_TOKENS = 8192
 PROMPT_CACHE_MIB = 2048

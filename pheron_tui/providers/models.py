@@ -23,6 +23,7 @@ from pheron_tui.providers.catalogue import (
     SMALLEST,
     Entry,
     ModelError,
+    _quiet,
     cache_root,
     pull,
 )
@@ -35,10 +36,6 @@ IMPORT_VERSION = "1"
 Engine = Literal["llamacpp", "mlx"]
 
 __all__ = ["ModelError", "cache_root"]
-
-
-def _quiet(_progress: float | None, _message: str) -> None:
-    return None
 
 
 def catalogue_entry(spec: str, engine: Engine) -> Entry | None:

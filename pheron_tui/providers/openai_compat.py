@@ -22,7 +22,6 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlparse
 
@@ -39,60 +38,20 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.core.think import partial_suffix
 from pheron_tui.providers.base import Progress, ProviderError, ScoringUnavailable, ToolsRejected
+from pheron_tui.providers.server_limits import (
+    MAX_CHARS_PER_TOKEN,
+    MAX_LINE_BYTES,
+    Body,
+    KeyScrubber,
+    bounded_text,
+)
 from pheron_tui.providers.sse import LineTooLong, bounded_lines, sse_data
 
 ToolMode = Literal["auto", "native", "legacy"]
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
-# Bounds on what a server may send: a whole non-streamed body, one SSE line, and a reply's
-# characters per requested token (a token is rarely more than a few characters; a server that
-# streams on past max_tokens is cut off).
-MAX_BODY_BYTES = 1_000_000
-MAX_LINE_BYTES = 4_000_000
-MAX_CHARS_PER_TOKEN = 16
-
-
-@dataclass
-class Body:
-    """A response read with a bound on its size."""
-
-    status_code: int
-    headers: httpx.Headers
-    text: str
-
-    def json(self) -> Any:
-        return json.loads(self.text)
-
-
-async def _bounded_text(response: httpx.Response, limit: int = MAX_BODY_BYTES) -> str:
-    """At most ``limit`` bytes of a body: a 300 MB error page is not read whole."""
-    data = bytearray()
-    async for chunk in response.aiter_bytes():
-        data += chunk[: limit - len(data)]
-        if len(data) >= limit:
-            break
-    return data.decode("utf-8", errors="replace")
-
-
-class _Scrubber:
-    """Removes the key from a stream of text even when it arrives split across pieces: a tail
-    that could be the start of the key is held back until the next piece shows what follows,
-    and dropped if the stream ends there (it would be part of the key)."""
-
-    def __init__(self, key: str | None) -> None:
-        self.key = key or ""
-        self._held = ""
-
-    def feed(self, text: str) -> str:
-        if not self.key:
-            return text
-        text = (self._held + text).replace(self.key, "***")
-        keep = partial_suffix(text, self.key)
-        self._held = text[len(text) - keep :]
-        return text[: len(text) - keep]
 
 
 def default_key_env(base_url: str) -> str:
@@ -229,7 +188,7 @@ class OpenAIProvider:
         for attempt in range(self.max_retries + 1):
             try:
                 async with self._client.stream(method, url, json=payload) as reply:
-                    response = Body(reply.status_code, reply.headers, await _bounded_text(reply))
+                    response = Body(reply.status_code, reply.headers, await bounded_text(reply))
             except httpx.TransportError as exc:
                 if attempt >= self.max_retries:
                     raise self._unreachable(exc) from None
@@ -297,7 +256,7 @@ class OpenAIProvider:
                         async for chunk in self._read(reply, progress, budget):
                             yield chunk
                         return
-                    body = (await _bounded_text(reply))[:4000]
+                    body = (await bounded_text(reply))[:4000]
                     if reply.status_code not in RETRY_STATUSES or attempt >= self.max_retries:
                         self._reject(reply.status_code, body, payload)
                     delay = self._delay(attempt, reply.headers.get("retry-after"))
@@ -361,7 +320,7 @@ class OpenAIProvider:
         finish: str | None = None
         done = False
         secret = self._key if self.scrub_replies else None
-        content_scrub, reasoning_scrub = _Scrubber(secret), _Scrubber(secret)
+        content_scrub, reasoning_scrub = KeyScrubber(secret), KeyScrubber(secret)
         async for event in events:
             if event is None:
                 done = True
