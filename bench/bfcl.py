@@ -2,7 +2,7 @@
 
 Run: python bench/bfcl.py [--provider llamacpp|mlx] [--model bundled] [--constrained on|off]
                           [--categories simple_python,multiple,irrelevance,live_simple]
-                          [--limit N] [--out FILE.jsonl]
+                          [--limit N] [--out FILE.jsonl [--resume]]
 
 The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once with
 ``pip download --no-deps`` into the user cache (its own dependency set is heavy and not
@@ -47,7 +47,7 @@ from pheron_tui.core.streaming import stream_reply  # noqa: E402
 from pheron_tui.tools.registry import ubid  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
-CATEGORIES = ("simple_python", "multiple", "irrelevance", "live_simple")
+CATEGORIES = ("simple_python", "multiple", "irrelevance", "live_simple", "parallel", "live_multiple")
 TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
 
 
@@ -154,34 +154,51 @@ def standardize(text: str) -> str:
     return re.sub(r"[ ,./\-_*^]", "", text).lower().replace("'", '"')
 
 
+def same(value: Any, option: Any, schema: dict) -> bool:
+    """One value against one allowed option: strings standardised, numbers by value, lists
+    element by element, dicts key by key (each key's option being a list of allowed values,
+    as BFCL writes nested answers)."""
+    if isinstance(option, str) and isinstance(value, str):
+        return standardize(option) == standardize(value)
+    if isinstance(option, bool) or isinstance(value, bool):
+        return option is value
+    if isinstance(option, int | float) and isinstance(value, int | float):
+        return float(option) == float(value)
+    if isinstance(option, list) and isinstance(value, list):
+        items = schema.get("items", {}) if isinstance(schema.get("items"), dict) else {}
+        return len(option) == len(value) and all(
+            same(v, o, items) for v, o in zip(value, option, strict=True)
+        )
+    if isinstance(option, dict) and isinstance(value, dict):
+        properties = schema.get("properties", {})
+        if any(key not in option for key in value):
+            return False
+        for key, allowed in option.items():
+            if key not in value:
+                if not (isinstance(allowed, list) and "" in allowed):
+                    return False
+            elif isinstance(allowed, list):
+                if not value_ok(value[key], allowed, properties.get(key, {})):
+                    return False
+            elif not same(value[key], allowed, properties.get(key, {})):
+                return False
+        return True
+    return option == value
+
+
 def value_ok(value: Any, allowed: list, schema: dict) -> bool:
     kind = schema.get("type")
     if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
         return False
     if kind == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
         return False
-    for option in allowed:
-        if option == "":
-            continue
-        if isinstance(option, str) and isinstance(value, str):
-            if standardize(option) == standardize(value):
-                return True
-        elif (
-            kind == "number" and isinstance(option, int | float) and isinstance(value, int | float)
-        ):
-            if float(option) == float(value):
-                return True
-        elif option == value:
-            return True
-    return False
+    return any(option != "" and same(value, option, schema) for option in allowed)
 
 
-def ast_match(calls: list[dict], truth: list[dict], specs: list[ToolSpec]) -> bool:
-    """BFCL's AST check for one expected call (simple, multiple, live_simple)."""
-    if len(calls) != 1 or len(truth) != 1:
-        return False
-    [(name, arguments)] = calls[0].items()
-    [(want, params)] = truth[0].items()
+def call_match(call: dict, expected: dict, specs: list[ToolSpec]) -> bool:
+    """BFCL's AST check of one call against one expected call."""
+    [(name, arguments)] = call.items()
+    [(want, params)] = expected.items()
     if name != want:
         return False
     spec = next(s for s in specs if s.function.name == name)
@@ -199,6 +216,20 @@ def ast_match(calls: list[dict], truth: list[dict], specs: list[ToolSpec]) -> bo
     return True
 
 
+def ast_match(calls: list[dict], truth: list[dict], specs: list[ToolSpec]) -> bool:
+    """Every expected call made once, in any order, and nothing else (BFCL's parallel rule;
+    with one expected call it is the simple rule)."""
+    if len(calls) != len(truth):
+        return False
+    unused = list(calls)
+    for expected in truth:
+        match = next((c for c in unused if call_match(c, expected, specs)), None)
+        if match is None:
+            return False
+        unused.remove(match)
+    return True
+
+
 async def run(args: argparse.Namespace) -> None:
     from pheron_tui.providers.llamacpp import LlamaCppProvider
     from pheron_tui.providers.mlx import MLXProvider
@@ -209,17 +240,27 @@ async def run(args: argparse.Namespace) -> None:
     await provider.load()
     folder = data_folder()
     bus = EventBus("bfcl")
-    out = open(args.out, "w") if args.out else None  # noqa: SIM115
+    done: dict[str, bool] = {}
+    if args.out and args.resume and args.out.is_file():
+        for line in args.out.read_text().splitlines():
+            row = json.loads(line)
+            done[row["id"]] = row["correct"]
+    out = open(args.out, "a" if args.resume else "w") if args.out else None  # noqa: SIM115
+    scope = "every case" if args.limit is None else f"first {args.limit} cases per category"
     print(
         f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
-        f" · first {args.limit} cases per category"
+        f" · {scope}"
     )
     print(f"{'category':<16}{'cases':>6}{'AST acc':>9}{'malformed':>11}{'s/case':>8}")
     for category in args.categories.split(","):
-        right = malformed = 0
+        right = malformed = ran = 0
         cases = load(folder, category)[: args.limit]
         started = time.perf_counter()
         for case, truth in cases:
+            if case["id"] in done:  # scored by an earlier run of this --out file
+                right += done[case["id"]]
+                continue
+            ran += 1
             specs = tool_specs(case["function"])
             reply = await stream_reply(
                 provider, bus, 0, request_for(provider, case, specs), show_answer=False
@@ -238,17 +279,18 @@ async def run(args: argparse.Namespace) -> None:
             if tried and not valid:
                 malformed += 1
             if category == "irrelevance":
-                right += not calls
-            elif truth is not None:
-                right += ast_match(calls, truth, specs)
+                correct = not calls
+            else:
+                correct = truth is not None and ast_match(calls, truth, specs)
+            right += correct
             if out:
-                out.write(
-                    json.dumps({"id": case["id"], "category": category, "result": calls}) + "\n"
-                )
+                row = {"id": case["id"], "category": category, "result": calls, "correct": correct}
+                out.write(json.dumps(row) + "\n")
+                out.flush()  # a long run killed half-way still leaves its cases
         elapsed = time.perf_counter() - started
         n = max(len(cases), 1)
         print(
-            f"{category:<16}{len(cases):>6}{right / n:>9.1%}{malformed / n:>11.1%}{elapsed / n:>8.2f}"
+            f"{category:<16}{len(cases):>6}{right / n:>9.1%}{malformed / n:>11.1%}{elapsed / max(ran, 1):>8.2f}"
         )
     if out:
         out.close()
@@ -261,6 +303,9 @@ if __name__ == "__main__":
     parser.add_argument("--model", default="bundled")
     parser.add_argument("--constrained", choices=["on", "off"], default="on")
     parser.add_argument("--categories", default=",".join(CATEGORIES))
-    parser.add_argument("--limit", type=int, default=1000)
+    parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the cases already in --out and run the rest"
+    )
     asyncio.run(run(parser.parse_args()))
