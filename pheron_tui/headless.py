@@ -14,11 +14,24 @@ import sys
 from typing import TextIO
 
 from pheron_tui.core import events as ev
+from pheron_tui.core.approval import NOBODY_TO_ASK
 from pheron_tui.core.bus import EventBus, Subscription
 from pheron_tui.core.safety import printable
 from pheron_tui.runtime import Runtime
 
-EXIT_CODES = {"finished": 0, "failed": 1, "cancelled": 130}
+EXIT_CODES = {"finished": 0, "failed": 1, "denied": 1, "cancelled": 130}
+
+
+def approval_hint(denied: dict[str, int]) -> str | None:
+    """What to pass next time when calls were denied for want of a person or by the policy."""
+    if not denied:
+        return None
+    tools = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in denied.items())
+    return (
+        f"{sum(denied.values())} tool call(s) did not run ({tools}): a headless run cannot "
+        "ask you. To let them run, pass --approve read-only (read_file, list_dir, "
+        "search_files) or --approve all (everything, including writes and shell commands)."
+    )
 
 
 class PlainPrinter:
@@ -78,9 +91,23 @@ class JsonPrinter:
         self.out.flush()
 
 
-async def _print_events(subscription: Subscription, printer: PlainPrinter | JsonPrinter) -> None:
+async def _print_events(
+    subscription: Subscription, printer: PlainPrinter | JsonPrinter
+) -> dict[str, int]:
+    """Print every event; return the tools whose calls were denied for want of approval."""
+    proposed: dict[str, str] = {}
+    unasked: dict[str, int] = {}
     async for event in subscription:
         printer.handle(event)
+        match event:
+            case ev.ToolCallProposed(call_id=call_id, tool=tool):
+                proposed[call_id] = tool
+            case ev.ToolCallDecided(call_id=call_id, decision="denied", by=by) if (
+                by == "policy:none" or by.endswith(NOBODY_TO_ASK)
+            ):
+                tool = proposed.get(call_id, "?")
+                unasked[tool] = unasked.get(tool, 0) + 1
+    return unasked
 
 
 async def run_headless(
@@ -113,5 +140,6 @@ async def run_headless(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         bus.remove_subscriber(subscription)
-        await printing
+        if hint := approval_hint(await printing):
+            err.write(f"pheron-tui: {hint}\n")
         await runtime.aclose()

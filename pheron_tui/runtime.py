@@ -146,11 +146,11 @@ class Runtime:
         try:
             await self.provider.load(progress)
         except ProviderError as exc:
-            self.bus.emit(ev.ErrorRaised, 0, message=str(exc), recoverable=False)
+            self.bus.emit(ev.ErrorRaised, 0, message=str(exc), recoverable=False, kind="load")
             return False
         except Exception as exc:  # a loader's own bug must not take the app down
             message = f"loading failed: {type(exc).__name__}: {exc}"
-            self.bus.emit(ev.ErrorRaised, 0, message=message, recoverable=False)
+            self.bus.emit(ev.ErrorRaised, 0, message=message, recoverable=False, kind="load")
             return False
         self.bus.emit(ev.ModelReady, 0, provider=self.provider.name, model=self.provider.model)
         return True

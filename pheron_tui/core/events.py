@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticSerializationError
 
 from pheron_tui.core.messages import Message
@@ -18,7 +18,13 @@ from pheron_tui.core.safety import without_surrogates
 Phase = Literal["classify", "chat", "plan", "critic"]
 Decision = Literal["approved", "denied", "auto_approved"]
 Risk = Literal["read", "write", "execute", "dangerous"]
-TurnStatus = Literal["finished", "failed", "cancelled"]
+TurnStatus = Literal["finished", "failed", "cancelled", "denied"]
+"""How a turn ended; ``denied`` when it stopped because its tool calls were not allowed."""
+CallStatus = Literal["ok", "failed", "denied", "cancelled"]
+ErrorKind = Literal["load", "model", "tool_call", "critic", "internal"]
+"""``load``: the model could not be loaded (the app cannot answer); ``model``: a reply went
+wrong (a provider error, a loop cut off); ``tool_call``: a proposed call could not run;
+``critic``: the review could not run; ``internal``: a bug of ours."""
 
 
 class Event(BaseModel):
@@ -96,6 +102,15 @@ class ToolCallFinished(Event):
     ok: bool
     observation: str
     duration_ms: float
+    status: CallStatus = "ok"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _status_from_ok(cls, data: Any) -> Any:
+        """Logs written before ``status`` existed: it follows ``ok``."""
+        if isinstance(data, dict) and "status" not in data:
+            data = {**data, "status": "ok" if data.get("ok") else "failed"}
+        return data
 
 
 class ClarifyRequested(Event):
@@ -138,6 +153,7 @@ class ErrorRaised(Event):
     type: Literal["ErrorRaised"] = "ErrorRaised"
     message: str
     recoverable: bool
+    kind: ErrorKind = "model"
 
 
 class MessageAdded(Event):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pheron_tui.core import events as ev
@@ -45,13 +46,24 @@ def _denial(by: str) -> str:
     return "The user denied this call; it did not run."
 
 
+@dataclass(frozen=True)
+class CallOutcome:
+    status: ev.CallStatus
+    observation: str
+    """What the model is told."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
 class ToolExecutor:
     def __init__(self, bus: EventBus, gate: ApprovalGate, settings: AgentSettings) -> None:
         self.bus = bus
         self.gate = gate
         self.settings = settings
 
-    async def run(self, turn_id: int, call_id: str, call: PreparedCall) -> tuple[bool, str]:
+    async def run(self, turn_id: int, call_id: str, call: PreparedCall) -> CallOutcome:
         tool, args = call.tool, call.args
         context = ToolContext(
             workspace=self.settings.workspace,
@@ -83,15 +95,14 @@ class ToolExecutor:
             self.bus.emit(
                 ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by="workspace"
             )
-            self._finished(turn_id, call_id, False, refusal)
-            return False, refusal
+            return self._finished(turn_id, call_id, CallOutcome("denied", refusal))
         facts = CallFacts(
             tool=tool.name,
             risk=assessment.tier,
             commands=assessment.commands,
             reasons=tuple(assessment.reasons),
         )
-        started = time.perf_counter()
+        started: float | None = None
         try:
             decision = self.gate.automatic(facts) or await self.gate.wait(call_id, facts)
             self.bus.emit(
@@ -102,39 +113,40 @@ class ToolExecutor:
                 by=decision.by,
             )
             if not decision.approved:
-                observation = _denial(decision.by)
-                self._finished(turn_id, call_id, False, observation)
-                return False, observation
+                return self._finished(turn_id, call_id, CallOutcome("denied", _denial(decision.by)))
             self.bus.emit(ev.ToolCallStarted, turn_id, call_id=call_id)
             started = time.perf_counter()
             try:
                 result = await tool.run(args, context)
-                ok = result.ok
-                observation = _cap(result.observation, self.settings.output_cap_chars)
-            except (OSError, ValueError, RuntimeError) as exc:
-                ok, observation = (
-                    False,
-                    f"the tool failed: {type(exc).__name__}: {shorten(str(exc), 300)}",
+                outcome = CallOutcome(
+                    "ok" if result.ok else "failed",
+                    _cap(result.observation, self.settings.output_cap_chars),
                 )
+            except (OSError, ValueError, RuntimeError) as exc:
+                failure = f"the tool failed: {type(exc).__name__}: {shorten(str(exc), 300)}"
+                outcome = CallOutcome("failed", failure)
         except asyncio.CancelledError:
-            self._finished(turn_id, call_id, False, "cancelled by the user", started)
+            # Cancelled while waiting for approval (``started`` None), the call took no time.
+            cancelled = CallOutcome("cancelled", "cancelled by the user")
+            self._finished(turn_id, call_id, cancelled, started)
             raise
-        self._finished(turn_id, call_id, ok, observation, started)
-        return ok, observation
+        return self._finished(turn_id, call_id, outcome, started)
 
     def _finished(
-        self, turn_id: int, call_id: str, ok: bool, observation: str, started: float | None = None
-    ) -> None:
+        self, turn_id: int, call_id: str, outcome: CallOutcome, started: float | None = None
+    ) -> CallOutcome:
         """Report the call's end; a call that never ran (``started`` None) took no time."""
         took = (time.perf_counter() - started) * 1000 if started is not None else 0.0
         self.bus.emit(
             ev.ToolCallFinished,
             turn_id,
             call_id=call_id,
-            ok=ok,
-            observation=observation,
+            ok=outcome.ok,
+            status=outcome.status,
+            observation=outcome.observation,
             duration_ms=took,
         )
+        return outcome
 
     def _path_refusal(self, call: PreparedCall) -> str | None:
         for name in call.tool.path_fields:

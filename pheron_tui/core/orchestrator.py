@@ -54,6 +54,7 @@ REPEATED_CALL_MESSAGE = (
 )
 
 REPEATED_FAILURE_LIMIT = 3
+DENIAL_LIMIT = 3
 PARROT_MESSAGE = (
     "That repeats the request instead of asking something new. Do not ask: use the tools to "
     "find out, then answer."
@@ -101,7 +102,11 @@ class TurnInProgress(RuntimeError):
 
 
 class _TaskEnded(Exception):
-    """Ends a task early with a failed status and a reason for the user."""
+    """Ends a task early with a status and a reason for the user."""
+
+    def __init__(self, reason: str, status: ev.TurnStatus = "failed") -> None:
+        super().__init__(reason)
+        self.status: ev.TurnStatus = status
 
 
 @dataclass
@@ -110,6 +115,7 @@ class _TaskState:
     observations: list[str] = field(default_factory=list)
     last_failure: tuple[str, str] | None = None
     failure_streak: int = 0
+    denial_streak: int = 0
     last_success: tuple[str, str] | None = None
     answer_now: bool = False
     """The model repeated its last successful call: the next step must answer, not call."""
@@ -183,14 +189,16 @@ class Orchestrator:
         except asyncio.CancelledError:
             result = TurnResult("cancelled", reason="cancelled by the user")
         except _TaskEnded as ended:
-            result = TurnResult("failed", reason=str(ended))
+            result = TurnResult(ended.status, reason=str(ended))
         except ProviderError as exc:
-            self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
+            self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True, kind="model")
             result = TurnResult("failed", reason=str(exc))
         except Exception as exc:  # the app must survive its own bugs too
             log.exception("turn %s failed", turn_id)
             message = f"internal error: {type(exc).__name__}: {exc}"
-            self.bus.emit(ev.ErrorRaised, turn_id, message=message, recoverable=True)
+            self.bus.emit(
+                ev.ErrorRaised, turn_id, message=message, recoverable=True, kind="internal"
+            )
             result = TurnResult("failed", reason=message)
         if result.status != "finished":
             self._close_history(mark, result)
@@ -391,7 +399,9 @@ class Orchestrator:
         try:
             review = await self.critic.review(state.request, answer, state.observations)
         except ProviderError as exc:
-            self.bus.emit(ev.ErrorRaised, turn_id, message=f"critic: {exc}", recoverable=True)
+            self.bus.emit(
+                ev.ErrorRaised, turn_id, message=f"critic: {exc}", recoverable=True, kind="critic"
+            )
             return
         self.bus.emit(
             ev.CriticVerdict,
@@ -450,28 +460,25 @@ class Orchestrator:
                     turn_id,
                     message=f"the model's tool call was not run: {item}",
                     recoverable=True,
+                    kind="tool_call",
                 )
                 self._answer_call(
                     call_id, call.name or "invalid_call", call_error_message(item, legacy), legacy
                 )
-                self._note_outcome(state, ("malformed", item), ok=False)
+                self._note_outcome(state, ("malformed", item), "failed")
                 continue
             key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
             if key == state.last_success:
                 # Small models loop on a call that already worked. Running it again tells
-                # them nothing new; saying so, and asking for the answer, does.
-                self.bus.emit(
-                    ev.ErrorRaised,
-                    turn_id,
-                    message=f"the model repeated its last call ({item.tool.name}); "
-                    "it was not run again",
-                    recoverable=True,
-                )
+                # them nothing new; saying so, and asking for the answer, does. Not an error
+                # the user has to read: the answer follows.
+                log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
                 self._answer_call(call_id, item.tool.name, REPEATED_CALL_MESSAGE, legacy)
                 state.answer_now = True
                 continue
-            ok, observation = await self.executor.run(turn_id, call_id, item)
-            state.last_success = key if ok else None
+            outcome = await self.executor.run(turn_id, call_id, item)
+            observation = outcome.observation
+            state.last_success = key if outcome.ok else None
             state.last_result = (item.tool.name, observation)
             state.observations.append(f"{item.tool.name}: {observation}")
             self._answer_call(
@@ -480,9 +487,7 @@ class Orchestrator:
                 observation_message(item.tool.name, observation, self.provider.special_tokens),
                 legacy,
             )
-            self._note_outcome(
-                state, (item.tool.name, json.dumps(item.arguments, sort_keys=True)), ok
-            )
+            self._note_outcome(state, key, outcome.status)
 
     def _answer_call(self, call_id: str, tool: str, content: str, legacy: bool) -> None:
         """A call's result in the history: a tool message, or (legacy) a user message."""
@@ -492,9 +497,20 @@ class Orchestrator:
             self._remember(Message(role="tool", content=content, tool_call_id=call_id, name=tool))
 
     @staticmethod
-    def _note_outcome(state: _TaskState, key: tuple[str, str], ok: bool) -> None:
-        """Stop a task that repeats the same failing call instead of letting it loop."""
-        if ok:
+    def _note_outcome(state: _TaskState, key: tuple[str, str], status: ev.CallStatus) -> None:
+        """Stop a task that repeats the same failing call, or whose calls keep being denied,
+        instead of letting it loop."""
+        if status == "denied":
+            state.denial_streak += 1
+            if state.denial_streak >= DENIAL_LIMIT:
+                raise _TaskEnded(
+                    f"{DENIAL_LIMIT} tool calls in a row were not allowed to run, so the task "
+                    "stopped",
+                    status="denied",
+                )
+            return
+        state.denial_streak = 0
+        if status == "ok":
             state.last_failure, state.failure_streak = None, 0
             return
         state.failure_streak = state.failure_streak + 1 if state.last_failure == key else 1

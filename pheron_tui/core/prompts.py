@@ -74,8 +74,10 @@ def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[s
 CRITIC_SYSTEM = (
     "You check an agent's work. Given the user's request, the tool results and the agent's "
     "final answer, reply PASS if the answer is correct and supported by the results, or FAIL if "
-    "it is wrong, unsupported or incomplete. Reply with PASS or FAIL, then a colon and one "
-    "short sentence giving the reason."
+    "it is wrong, unsupported or incomplete. A request to change something (create, edit, "
+    "delete, rename, fix, run) passes only when the tool results show the change was made; "
+    "a call that was denied or failed did not make it. Reply with PASS or FAIL, then a colon "
+    "and one short sentence giving the reason."
 )
 
 

@@ -240,6 +240,7 @@ def to_markdown(session: LoadedSession) -> str:
     ]
     answer: list[str] = []
     calls: dict[str, ev.ToolCallProposed] = {}
+    denied_by: dict[str, str] = {}
 
     def flush_answer() -> None:
         if "".join(answer).strip():
@@ -256,21 +257,21 @@ def to_markdown(session: LoadedSession) -> str:
             case ev.ToolCallProposed(call_id=call_id):
                 flush_answer()
                 calls[call_id] = event
-            case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by) if (
-                decision == "denied"
-            ):
-                proposed = calls.get(call_id)
-                tool = proposed.tool if proposed is not None else "(unknown call)"
-                out.extend(["", f"- `{tool}` denied ({by})"])
-            case ev.ToolCallFinished(call_id=call_id, ok=ok, observation=observation):
+            case ev.ToolCallDecided(call_id=call_id, decision="denied", by=by):
+                denied_by[call_id] = by
+                if call_id not in calls:  # a damaged log: say what is known
+                    out.extend(["", f"- `(unknown call)` denied ({by})"])
+            case ev.ToolCallFinished(call_id=call_id, status=status, observation=observation):
                 call = calls.get(call_id)
                 if call is None:
                     continue
                 arguments = json.dumps(call.arguments, ensure_ascii=False)
+                if call_id in denied_by:
+                    status = f"denied ({denied_by[call_id]})"
                 out.extend(
                     [
                         "",
-                        f"- `{call.tool}` {arguments} → {'ok' if ok else 'failed'}",
+                        f"- `{call.tool}` {arguments} → {status}",
                         "",
                         "  ```",
                         *[f"  {line}" for line in observation.splitlines()[:40]],

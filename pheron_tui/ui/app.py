@@ -337,9 +337,11 @@ class PheronApp(App[None]):
             case ev.ToolOutputDelta(call_id=call_id, text=text):
                 if card := tools.cards.get(call_id):
                     card.add_output(text)
-            case ev.ToolCallFinished(call_id=call_id, ok=ok, observation=obs, duration_ms=ms):
+            case ev.ToolCallFinished(
+                call_id=call_id, status=call_status, observation=obs, duration_ms=ms
+            ):
                 if card := tools.cards.get(call_id):
-                    card.finish(ok, obs, ms)
+                    card.finish(call_status, obs, ms)
                     tools.show(card)
                 self._decision_made()
             case ev.ClarifyRequested(question=question):
@@ -356,9 +358,9 @@ class PheronApp(App[None]):
             case ev.ModelReady():
                 self.model_ready = True
                 status.state = "idle"
-            case ev.ErrorRaised(message=text, recoverable=recoverable):
+            case ev.ErrorRaised(message=text, kind=kind):
                 await chat.add_note(f"Error: {text}", "error")
-                if not recoverable and event.turn_id == 0:
+                if kind == "load":
                     self.load_error = f"The model could not be loaded: {text}"
                     status.state = "model failed to load"
             case ev.TurnFinished(status=turn_status, reason=reason):

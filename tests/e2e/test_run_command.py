@@ -195,6 +195,31 @@ def test_policy_none_is_the_headless_default(workspace: Path) -> None:
     assert of(events, "ToolCallDecided")[0]["by"] == "policy:none"
 
 
+def test_denied_calls_end_the_task_as_denied_with_a_hint(workspace: Path) -> None:
+    """Three denials in a row stop the task as denied (not as a failing tool), each denied
+    call is reported once, and stderr says which flag would let the calls run."""
+    reads = [
+        f'<tool_call>{{"name": "read_file", "arguments": {{"path": "{n}"}}}}</tool_call>'
+        for n in ("a", "b", "c")
+    ]
+    replies = {"classify": ["task"], "plan": [*reads, "never reached"], "critic": ["PASS"]}
+    done, events = run(workspace, replies, "--json")
+    finished = of(events, "TurnFinished")[0]
+    assert finished["status"] == "denied" and "failed" not in finished["reason"]
+    assert [e["status"] for e in of(events, "ToolCallFinished")] == ["denied"] * 3
+    assert not of(events, "ErrorRaised")
+    assert done.returncode == 1
+    assert "--approve read-only" in done.stderr and "read_file ×3" in done.stderr
+
+
+def test_a_repeated_call_is_answered_without_an_error(workspace: Path) -> None:
+    replies = {"classify": ["task"], "plan": [LIST, LIST, "Two files."], "critic": ["PASS"]}
+    done, events = run(workspace, replies, "--json", "--approve", "read-only")
+    assert len(of(events, "ToolCallFinished")) == 1  # the repeat was not run again
+    assert not of(events, "ErrorRaised")
+    assert of(events, "TurnFinished")[0]["status"] == "finished", done.stderr
+
+
 def test_bad_script_file_gives_one_line_and_exit_2(workspace: Path) -> None:
     done, _ = run(workspace, {}, script_text="{not json")
     assert done.returncode == 2

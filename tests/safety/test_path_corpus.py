@@ -150,7 +150,8 @@ async def run(ws: Path, tool: str, **arguments: object) -> tuple[bool, str]:
         call = default_registry().prepare(tool, arguments)
     except ToolCallError as exc:
         return False, str(exc)
-    return await ex.run(1, "c1", call)
+    outcome = await ex.run(1, "c1", call)
+    return outcome.ok, outcome.observation
 
 
 def outside_state(outside: Path) -> dict[str, str]:
@@ -211,7 +212,7 @@ async def test_a_refused_path_is_not_put_to_the_user(layout: tuple[Path, Path]) 
     events = bus.add_subscriber()
     ex = ToolExecutor(bus, ApprovalGate("ask"), AgentSettings(workspace=ws, policy="ask"))
     call = default_registry().prepare("write_file", {"path": "../x", "content": "y"})
-    ok, observation = await ex.run(1, "c1", call)
-    assert not ok and observation.startswith("Refused:")
+    outcome = await ex.run(1, "c1", call)
+    assert outcome.status == "denied" and outcome.observation.startswith("Refused:")
     decided = [e for e in events.drain() if e.type == "ToolCallDecided"]
     assert [(d.decision, d.by) for d in decided] == [("denied", "workspace")]

@@ -89,15 +89,10 @@ class ToolCard(Vertical, can_focus=True):
         self._output = (self._output + text)[-OUTPUT_KEEP_CHARS:]
         self._show(self._output)
 
-    def finish(self, ok: bool, observation: str, duration_ms: float) -> None:
-        if self.status != "denied":  # a denied call never ran: no duration to show
+    def finish(self, status: str, observation: str, duration_ms: float) -> None:
+        if status != "denied":  # a denied call never ran: no duration to show
             self.duration_ms = duration_ms
-        if self.status == "denied":
-            self.set_status("denied")
-        elif observation == "cancelled by the user":
-            self.set_status("cancelled")
-        else:
-            self.set_status("ok" if ok else "failed")
+        self.set_status(status)
         self._show(observation)
 
     def _show(self, text: str) -> None:
