@@ -47,7 +47,14 @@ from pheron_tui.core.streaming import stream_reply  # noqa: E402
 from pheron_tui.tools.registry import ubid  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
-CATEGORIES = ("simple_python", "multiple", "irrelevance", "live_simple", "parallel", "live_multiple")
+CATEGORIES = (
+    "simple_python",
+    "multiple",
+    "irrelevance",
+    "live_simple",
+    "parallel",
+    "live_multiple",
+)
 TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
 
 

@@ -1,0 +1,234 @@
+"""Everyday tasks end to end: does the agent do the job, and does its critic know?
+
+Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--only N,M] [--timeout S]
+
+Each task starts from a fresh copy of a small fixture project (a calculator with a bug and a
+failing check, notes with TODOs, a CSV, a config module) and runs through the installed command,
+exactly as a user scripting the agent would:
+``pheron-tui run --json --approve all --workspace COPY PROMPT``. The task is then checked by its
+effect: files on disk, a check script that must pass, or facts the answer must state. Printed
+per task: right or not, the critic's verdict, tool calls, tokens (prompt / generated), wall
+time; then the success rate and how often the critic agreed with the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PHERON = Path(sys.executable).parent / "pheron-tui"
+
+FIXTURE = {
+    "README.md": "# Quokka\n\nQuokka is a tiny calculator library used to try the agent.\n",
+    "calc.py": (
+        "def add(a, b):\n    return a + b\n\n\n"
+        "def average(numbers):\n"
+        '    """The arithmetic mean of a non-empty list of numbers."""\n'
+        "    return sum(numbers) / (len(numbers) - 1)\n"
+    ),
+    "test_calc.py": (
+        "from calc import add, average\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_average():\n    assert average([2, 4, 6]) == 4\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    test_add()\n    test_average()\n    print('all tests passed')\n"
+    ),
+    "utils.py": (
+        "def flip_text(text):\n    return text[::-1]\n\n\n"
+        "def shout(text):\n    return text.upper() + '!'\n"
+    ),
+    "config.py": "MAX_ITEMS = 50\nTIMEOUT_S = 30\n",
+    "notes.md": (
+        "# Notes\n\n- TODO: add a median function\n- the colour of the logo is blue\n"
+        "- TODO: write more tests\n- TODO: publish the package\n"
+    ),
+    "data.csv": "name,score\nana,3\nbo,5\ncy,8\ndee,1\n",
+    "tmp.log": "old log line\n",
+}
+
+
+def says(*facts: str) -> Callable[[Path, str], bool]:
+    """The answer states every fact (case-insensitive)."""
+    return lambda _ws, answer: all(f.lower() in answer.lower() for f in facts)
+
+
+def passes(command: list[str]) -> Callable[[Path, str], bool]:
+    def check(ws: Path, _answer: str) -> bool:
+        done = subprocess.run(command, cwd=ws, capture_output=True, text=True, timeout=30)
+        return done.returncode == 0
+
+    return check
+
+
+def file_is(name: str, pattern: str) -> Callable[[Path, str], bool]:
+    def check(ws: Path, _answer: str) -> bool:
+        path = ws / name
+        return path.is_file() and re.search(pattern, path.read_text(errors="replace")) is not None
+
+    return check
+
+
+def calc_fixed(ws: Path, answer: str) -> bool:
+    """The check passes and the other function still works (no test was edited away)."""
+    original = FIXTURE["test_calc.py"]
+    return (ws / "test_calc.py").read_text() == original and passes(
+        [sys.executable, "test_calc.py"]
+    )(ws, answer)
+
+
+def renamed(ws: Path, _answer: str) -> bool:
+    target = ws / "records.csv"
+    return (
+        not (ws / "data.csv").exists()
+        and target.is_file()
+        and target.read_text() == FIXTURE["data.csv"]
+    )
+
+
+def multiply_added(ws: Path, answer: str) -> bool:
+    probe = "import utils; assert utils.multiply(3, 4) == 12; assert utils.flip_text('ab') == 'ba'"
+    return passes([sys.executable, "-c", probe])(ws, answer)
+
+
+def square_script(ws: Path, answer: str) -> bool:
+    if not (ws / "square.py").is_file():
+        return False
+    done = subprocess.run(
+        [sys.executable, "square.py"], cwd=ws, capture_output=True, text=True, timeout=30
+    )
+    return "144" in done.stdout and "144" in answer
+
+
+def colour_replaced(ws: Path, _answer: str) -> bool:
+    text = (ws / "notes.md").read_text()
+    return "colour" not in text and "color of the logo" in text and text.count("TODO") == 3
+
+
+@dataclass(frozen=True)
+class Task:
+    prompt: str
+    check: Callable[[Path, str], bool]
+    chat: bool = False
+    """Answerable without tools: a call is not wrong, but the check is on the answer."""
+
+
+PY_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+TASKS = [
+    Task("What does the function average in calc.py do?", says("mean")),
+    Task("Is there a bug in the average function in calc.py? Explain.", says("len")),
+    Task("Fix the bug in calc.py so that `python3 test_calc.py` passes.", calc_fixed),
+    Task("Create a file hello.txt containing the text: hello world", file_is("hello.txt", r"^hello world\s*$")),
+    Task("How many TODO items are in notes.md?", says("3")),
+    Task("Run python3 test_calc.py and tell me which test fails.", says("test_average")),
+    Task("Rename data.csv to records.csv.", renamed),
+    Task("What is the capital of France?", says("Paris"), chat=True),
+    Task("List the Python files in this folder.", says("calc.py", "utils.py", "test_calc.py", "config.py")),
+    Task("What is the project's name, according to README.md?", says("Quokka")),
+    Task("Add a function multiply(a, b) to utils.py that returns a times b.", multiply_added),
+    Task("Delete the file tmp.log.", lambda ws, _a: not (ws / "tmp.log").exists()),
+    Task("What is 17 * 23?", says("391"), chat=True),
+    Task("Create docs/index.md with the single line: Welcome", file_is("docs/index.md", r"Welcome")),
+    Task("How many data rows (not counting the header) does data.csv have?", says("4")),
+    Task("Which function in utils.py reverses a string?", says("flip_text")),
+    Task("In notes.md, replace the word colour with color.", colour_replaced),
+    Task("Which Python version is installed here? Run a command to find out.", says(PY_VERSION)),
+    Task("Write a script square.py that prints the square of 12, run it and tell me the output.", square_script),
+    Task("Which file defines MAX_ITEMS, and what is its value?", says("config.py", "50")),
+    Task("Who had the highest score in data.csv?", says("cy")),
+    Task("Explain in one sentence what a Python list comprehension is.", says("list"), chat=True),
+]  # fmt: skip
+
+
+@dataclass
+class Outcome:
+    right: bool
+    verdict: str
+    calls: int
+    prompt_tokens: int
+    generated: int
+    seconds: float
+    status: str
+
+
+def run_task(task: Task, args: argparse.Namespace) -> Outcome:
+    with tempfile.TemporaryDirectory(prefix="pheron-task-") as tmp:
+        ws = Path(tmp) / "project"
+        ws.mkdir()
+        for name, text in FIXTURE.items():
+            (ws / name).write_text(text)
+        command = [str(PHERON), "run", "--json", "--approve", "all", "--workspace", str(ws)]
+        command += ["--provider", args.provider, "--model", args.model, task.prompt]
+        started = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+            stdout = done.stdout
+        except subprocess.TimeoutExpired as exc:
+            stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        seconds = time.perf_counter() - started
+        events = []
+        for line in stdout.splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        answer = "".join(e["text"] for e in events if e["type"] == "AnswerDelta")
+        verdicts = [e["verdict"] for e in events if e["type"] == "CriticVerdict"]
+        usage = [e for e in events if e["type"] == "Usage"]
+        finished = [e["status"] for e in events if e["type"] == "TurnFinished"]
+        return Outcome(
+            right=task.check(ws, answer),
+            verdict=verdicts[-1] if verdicts else "-",
+            calls=sum(e["type"] == "ToolCallProposed" for e in events),
+            prompt_tokens=sum(u["prompt_tokens"] - u["cached_tokens"] for u in usage),
+            generated=sum(u["completion_tokens"] for u in usage),
+            seconds=seconds,
+            status=finished[-1] if finished else "timeout",
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", default="llamacpp")
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--only", help="task numbers to run, e.g. 1,3,7 (default: all)")
+    parser.add_argument("--timeout", type=float, default=400)
+    args = parser.parse_args()
+    chosen = [int(n) for n in args.only.split(",")] if args.only else range(1, len(TASKS) + 1)
+    print(f"everyday tasks · {args.provider} · {args.model} · {len(chosen)} of {len(TASKS)}")
+    print(f"{'#':>3} {'ok':>3} {'critic':>6} {'calls':>5} {'new tok':>8} {'gen':>5} {'s':>6}  task")
+    outcomes = []
+    for number in chosen:
+        task = TASKS[number - 1]
+        outcome = run_task(task, args)
+        outcomes.append(outcome)
+        print(
+            f"{number:>3} {'✓' if outcome.right else '✗':>3} {outcome.verdict:>6} "
+            f"{outcome.calls:>5} {outcome.prompt_tokens:>8} {outcome.generated:>5} "
+            f"{outcome.seconds:>6.1f}  {task.prompt[:60]}"
+            + ("" if outcome.status == "finished" else f"  [{outcome.status}]"),
+            flush=True,
+        )
+    right = sum(o.right for o in outcomes)
+    judged = [o for o in outcomes if o.verdict in ("PASS", "FAIL")]
+    agreed = sum((o.verdict == "PASS") == o.right for o in judged)
+    total_s = sum(o.seconds for o in outcomes)
+    print(f"right: {right}/{len(outcomes)} ({right / max(len(outcomes), 1):.0%})")
+    print(
+        f"critic agrees with the check: {agreed}/{len(judged)}"
+        f" ({agreed / max(len(judged), 1):.0%}) of the runs it judged"
+    )
+    print(f"wall time: {total_s:.0f} s in all, {total_s / max(len(outcomes), 1):.1f} s per task")
+
+
+if __name__ == "__main__":
+    main()
