@@ -222,8 +222,10 @@ class Orchestrator:
                             role="tool", content=result.status, tool_call_id=call.id, name=call.name
                         )
                     )
-        note = f"(This turn {result.status}: {result.reason})" if result.reason else ""
-        self._remember(Message(role="assistant", content=note))
+        # An empty reply closes the turn. A note such as "(this turn was cancelled)" written
+        # as the model's own words is copied by small models into later answers; what
+        # happened is in the log's TurnFinished, not in the model's mouth.
+        self._remember(Message(role="assistant", content=""))
 
     async def _dispatch(self, turn_id: int, text: str) -> TurnResult:
         started = time.perf_counter()

@@ -145,7 +145,9 @@ class LoadedSession:
                 )
             unanswered.clear()
             if interrupted:
-                history.append(Message(role="assistant", content="(This turn was interrupted.)"))
+                # An empty reply closes the turn; words here would be copied by the model as
+                # if it had said them (the log keeps what happened).
+                history.append(Message(role="assistant", content=""))
 
         for event in self.events:
             if isinstance(event, ev.TurnStarted):

@@ -201,6 +201,9 @@ async def test_cancel_during_stream_ends_cancelled_and_history_stays_usable(make
     assert agent.of("TurnFinished")[-1].status == "cancelled"
     again = await agent.orchestrator.submit("again")
     assert again.answer == "second"
+    # The model is never handed words about the cancel as if it had said them.
+    said = [m.content for m in agent.orchestrator.history if m.role == "assistant"]
+    assert not any("cancel" in text.lower() for text in said)
 
 
 async def test_provider_parsed_calls_are_dispatched(make_agent) -> None:
