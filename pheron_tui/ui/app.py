@@ -330,6 +330,8 @@ class PheronApp(App[None]):
                 if card := tools.cards.get(call_id):
                     card.set_status(decision, by)
                 self._decision_made()
+                if decision == "denied" and not self.orchestrator.gate.pending:
+                    status.state = "planning"  # the model is told and plans again
             case ev.ToolCallStarted(call_id=call_id):
                 status.state = "running tool"
                 if card := tools.cards.get(call_id):
@@ -344,6 +346,8 @@ class PheronApp(App[None]):
                     card.finish(call_status, obs, ms)
                     tools.show(card)
                 self._decision_made()
+                if not self.orchestrator.gate.pending:
+                    status.state = "planning"  # the result goes back to the model
             case ev.ClarifyRequested(question=question):
                 await chat.add_note(question, "clarify")
             case ev.CriticVerdict(turn_id=turn_id, verdict=verdict, reason=reason, auto=auto):

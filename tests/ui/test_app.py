@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
 from pheron_tui.providers.scripted import Script, ScriptedProvider
@@ -63,6 +64,27 @@ async def test_deny_tells_the_model_and_marks_the_card(workspace: Path) -> None:
         await wait_for(pilot, lambda: idle(app))
         assert app.query_one(ToolCard).status == "denied"
         assert "denied" in app.runtime.provider.requests[2].messages[-1].content
+
+
+@pytest.mark.parametrize("key", ["y", "n"])
+async def test_the_status_says_planning_after_a_decision(key: str, workspace: Path) -> None:
+    """After y or n the model plans again: the status must not keep saying it waits for you
+    or runs a tool that has finished."""
+    provider = ScriptedProvider(  # each chunk takes 0.5 s, like a prompt being read
+        Script.model_validate(
+            {"replies": {"classify": ["task"], "plan": [LIST, ["a", "b"]]}, "delay_s": 0.5}
+        )
+    )
+    app = make_app(workspace, provider=provider)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "list files")
+        await wait_for(pilot, lambda: pending(app), timeout=10)
+        await pilot.press(key)
+        card = app.query_one(ToolCard)
+        await wait_for(pilot, lambda: card.status in ("ok", "denied"))
+        state = app.query_one("#status").state
+        assert state == "planning", state
+        app.orchestrator.cancel()
 
 
 async def test_approval_keys_never_reach_the_input(workspace: Path) -> None:
