@@ -1,6 +1,6 @@
 """Everyday tasks end to end: does the agent do the job, and does its critic know?
 
-Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--only N,M] [--timeout S]
+Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--only N,M] [--timeout S] [--log DIR]
 
 Each task starts from a fresh copy of a small fixture project (a calculator with a bug and a
 failing check, notes with TODOs, a CSV, a config module) and runs through the installed command,
@@ -175,6 +175,9 @@ def run_task(task: Task, args: argparse.Namespace) -> Outcome:
         except subprocess.TimeoutExpired as exc:
             stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         seconds = time.perf_counter() - started
+        if args.log:
+            args.log.mkdir(parents=True, exist_ok=True)
+            (args.log / f"task{TASKS.index(task) + 1:02d}.jsonl").write_text(stdout)
         events = []
         for line in stdout.splitlines():
             try:
@@ -202,6 +205,7 @@ def main() -> None:
     parser.add_argument("--model", default="default")
     parser.add_argument("--only", help="task numbers to run, e.g. 1,3,7 (default: all)")
     parser.add_argument("--timeout", type=float, default=400)
+    parser.add_argument("--log", type=Path, help="keep each task's --json events in this folder")
     args = parser.parse_args()
     chosen = [int(n) for n in args.only.split(",")] if args.only else range(1, len(TASKS) + 1)
     print(f"everyday tasks · {args.provider} · {args.model} · {len(chosen)} of {len(TASKS)}")
