@@ -212,6 +212,10 @@ async def test_quitting_during_a_turn_asks_first(workspace: Path) -> None:
         await wait_for(pilot, lambda: bool(app.query(AssistantMessage)))
         await pilot.press("ctrl+q")
         assert app.screen.__class__.__name__ == "ConfirmScreen"
+        await pilot.pause()
+        question = app.screen.query_one("#confirm-box Static")
+        # The question is readable on one line, not squeezed into an empty box.
+        assert question.region.width >= len(app.screen.question), question.region
         await pilot.press("n")
         assert app.is_running and app.orchestrator.busy
         await pilot.press("ctrl+q", "y")
