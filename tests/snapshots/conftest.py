@@ -20,3 +20,16 @@ def workspace() -> Iterator[Path]:
     (ws / "main.py").write_text("print('hello')\n")
     yield ws
     shutil.rmtree(ws.parent, ignore_errors=True)
+
+
+class _StoppedClock:
+    """Calls take 0.0 s on screen: a loaded machine would show 0.1 s and fail the picture."""
+
+    @staticmethod
+    def perf_counter() -> float:
+        return 0.0
+
+
+@pytest.fixture(autouse=True)
+def stopped_call_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pheron_tui.core.execution.time", _StoppedClock)
