@@ -13,9 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pheron_tui.tools.files import (
     PathRefused,
+    delete_entry,
     display_path,
     list_folder,
+    move_entry,
     read_bytes,
+    resolve_entry,
     resolve_path,
     write_atomic,
 )
@@ -392,8 +395,84 @@ class ShellExec(Tool):
         )
 
 
+class MovePath(Tool):
+    name = "move_path"
+    description = "Rename or move a file or folder in the workspace (never over an existing one)."
+    risk = "write"
+    path_fields = ("source", "destination")
+
+    class Args(_Args):
+        source: str = Field(
+            max_length=PATH_CHARS, description="Path to move, relative to the workspace"
+        )
+        destination: str = Field(
+            max_length=PATH_CHARS, description="New path, relative to the workspace"
+        )
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        risks = [_git_risk(self, p, ctx) for p in (args.source, args.destination)]
+        return max(risks, key=lambda r: r.tier == "dangerous")
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        try:
+            source = resolve_entry(ctx.workspace, args.source, ctx.protected)
+            destination = resolve_entry(ctx.workspace, args.destination, ctx.protected)
+        except PathRefused as exc:
+            return _refused(exc)
+        shown = (
+            f"{display_path(ctx.workspace, source)} to {display_path(ctx.workspace, destination)}"
+        )
+        try:
+            await asyncio.to_thread(move_entry, ctx.workspace, source, destination)
+        except FileNotFoundError:
+            return ToolResult(ok=False, observation=f"{args.source} does not exist")
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not move {shown}: {why}")
+        return ToolResult(ok=True, observation=f"moved {shown}")
+
+
+class DeletePath(Tool):
+    name = "delete_path"
+    description = "Delete a file, or an empty folder, in the workspace."
+    risk = "write"
+    path_fields = ("path",)
+
+    class Args(_Args):
+        path: str = Field(
+            max_length=PATH_CHARS, description="Path to delete, relative to the workspace"
+        )
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return _git_risk(self, args.path, ctx)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        try:
+            path = resolve_entry(ctx.workspace, args.path, ctx.protected)
+        except PathRefused as exc:
+            return _refused(exc)
+        shown = display_path(ctx.workspace, path)
+        try:
+            kind = await asyncio.to_thread(delete_entry, ctx.workspace, path)
+        except FileNotFoundError:
+            return ToolResult(ok=False, observation=f"{shown} does not exist")
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not delete {shown}: {why}")
+        return ToolResult(ok=True, observation=f"deleted the {kind} {shown}")
+
+
 def builtin_tools() -> list[Tool]:
-    return [ReadFile(), ListDir(), SearchFiles(), WriteFile(), EditFile(), ShellExec()]
+    return [
+        ReadFile(),
+        ListDir(),
+        SearchFiles(),
+        WriteFile(),
+        EditFile(),
+        MovePath(),
+        DeletePath(),
+        ShellExec(),
+    ]
 
 
 def default_registry() -> ToolRegistry:

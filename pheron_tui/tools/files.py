@@ -61,6 +61,22 @@ def resolve_path(workspace: Path, raw: str, protected: Sequence[Path] = ()) -> P
     return resolved
 
 
+def resolve_entry(workspace: Path, raw: str, protected: Sequence[Path] = ()) -> Path:
+    """The entry ``raw`` names, itself: a link stays the link (deleting or moving it must not
+    touch what it points to). Both the link and where it leads must pass ``resolve_path``."""
+    resolved = resolve_path(workspace, raw, protected)
+    given = Path(raw)
+    if given.name in ("", ".", ".."):
+        return resolved
+    entry = resolve_path(workspace, str(given.parent), protected) / given.name
+    for place in protected:
+        if entry == place or entry.is_relative_to(place):
+            raise PathRefused(
+                f"the path {shorten(raw)!r} is in {str(place)!r}; tools may not use it"
+            )
+    return entry
+
+
 def display_path(workspace: Path, path: Path) -> str:
     """A path as the model should see it: relative to the workspace."""
     try:
@@ -171,3 +187,48 @@ def write_atomic(workspace: Path, path: Path, data: bytes) -> None:
             raise
         with contextlib.suppress(OSError):
             os.fsync(folder)  # the rename itself survives a crash
+
+
+def move_entry(workspace: Path, source: Path, destination: Path) -> None:
+    """Rename a workspace file or folder; never over an existing entry. A link is moved as a
+    link (never followed); missing destination folders are made."""
+    _root, src = _parts(workspace, source)
+    _root, dst = _parts(workspace, destination)
+    if not src or not dst:
+        raise PathRefused("the workspace itself cannot be moved or replaced")
+    if dst[: len(src)] == src:
+        raise PathRefused("a folder cannot be moved into itself")
+    with (
+        _folder_fd(workspace, src[:-1]) as src_folder,
+        _folder_fd(workspace, dst[:-1], create=True) as dst_folder,
+    ):
+        os.stat(src[-1], dir_fd=src_folder, follow_symlinks=False)  # FileNotFoundError
+        try:
+            os.stat(dst[-1], dir_fd=dst_folder, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            raise PathRefused(f"{destination.name} already exists; it is not replaced")
+        os.rename(src[-1], dst[-1], src_dir_fd=src_folder, dst_dir_fd=dst_folder)
+
+
+def delete_entry(workspace: Path, path: Path) -> str:
+    """Remove a workspace file, link (not what it points to) or empty folder; return what it
+    was. A folder with something in it is refused: one call removes one thing."""
+    _root, parts = _parts(workspace, path)
+    if not parts:
+        raise PathRefused("the workspace itself cannot be deleted")
+    with _folder_fd(workspace, parts[:-1]) as folder:
+        info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                os.rmdir(parts[-1], dir_fd=folder)
+            except OSError as exc:
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise PathRefused(
+                        f"{path.name} is a folder with files in it; delete those first"
+                    ) from None
+                raise
+            return "folder"
+        os.unlink(parts[-1], dir_fd=folder)
+        return "link" if stat.S_ISLNK(info.st_mode) else "file"

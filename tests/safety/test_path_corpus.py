@@ -188,8 +188,17 @@ async def test_no_write_or_edit_escapes(layout: tuple[Path, Path]) -> None:
         assert not ok_edit and any(p in edit_observation for p in CLEAR), (path, edit_observation)
         if path != "a" * 300:
             assert not ok, (path, observation)
+        if path not in ("a" * 300, "fifo"):  # both lie inside: removing or moving is fine
+            for tool, arguments in (
+                ("delete_path", {"path": path}),
+                ("move_path", {"source": path, "destination": "stolen"}),
+                ("move_path", {"source": "sub/inner.txt", "destination": path}),
+            ):
+                ok_other, other = await run(ws, tool, **arguments)
+                assert not ok_other, (tool, path, other)
     assert outside_state(outside) == before
-    assert not (outside / "new.txt").exists()
+    assert not (outside / "new.txt").exists() and not (outside / "pwned.txt").exists()
+    assert (ws / "sub" / "inner.txt").exists()
 
 
 async def test_searching_the_workspace_never_follows_links_out(layout: tuple[Path, Path]) -> None:

@@ -176,3 +176,39 @@ def test_capped_output_keeps_everything_under_the_cap() -> None:
     for piece in ["abc", "def", "ghi"]:
         capped.add(piece)
     assert capped.text() == "abcdefghi"
+
+
+async def test_move_path_renames_and_never_replaces(workspace: Path) -> None:
+    moved = await call(workspace, "move_path", source="a.txt", destination="docs/a2.txt")
+    assert moved.ok, moved.observation
+    assert (workspace / "docs" / "a2.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert not (workspace / "a.txt").exists()
+    clash = await call(workspace, "move_path", source="sub/b.py", destination="docs/a2.txt")
+    assert not clash.ok and "already exists" in clash.observation
+    assert (workspace / "sub" / "b.py").exists()
+    into_itself = await call(workspace, "move_path", source="sub", destination="sub/deeper")
+    assert not into_itself.ok and (workspace / "sub" / "b.py").exists()
+    out = await call(workspace, "move_path", source="sub/b.py", destination="../b.py")
+    assert not out.ok and not (workspace.parent / "b.py").exists()
+    missing = await call(workspace, "move_path", source="nope.txt", destination="x.txt")
+    assert not missing.ok and "does not exist" in missing.observation
+
+
+async def test_delete_path_removes_one_thing_and_never_what_a_link_points_to(
+    workspace: Path,
+) -> None:
+    link = await call(workspace, "delete_path", path="in_link")
+    assert link.ok and "link" in link.observation
+    assert not (workspace / "in_link").is_symlink() and (workspace / "a.txt").exists()
+    full = await call(workspace, "delete_path", path="sub")
+    assert (
+        not full.ok and "files in it" in full.observation and (workspace / "sub" / "b.py").exists()
+    )
+    assert (await call(workspace, "delete_path", path="sub/b.py")).ok
+    assert (await call(workspace, "delete_path", path="sub")).ok and not (
+        workspace / "sub"
+    ).exists()
+    for outside in ("../secret.txt", "out_link", "."):
+        refused = await call(workspace, "delete_path", path=outside)
+        assert not refused.ok, outside
+    assert (workspace.parent / "secret.txt").read_text() == "top secret"
