@@ -105,10 +105,16 @@ class ReadFile(Tool):
             if size == len(data) or "\ufffd" in text[:-1]:
                 notes.append("it is not valid UTF-8: undecodable bytes are shown as \ufffd")
         lines = text.splitlines()
-        chosen = lines[args.offset - 1 : args.offset - 1 + args.limit]
-        body = "\n".join(f"{args.offset + i:>5}  {line}" for i, line in enumerate(chosen))
-        last = args.offset - 1 + len(chosen)
-        more = f" (lines {args.offset}-{last} of {len(lines)})" if last < len(lines) else ""
+        offset = args.offset
+        if lines and offset > len(lines):
+            # Small models guess offsets; reading nothing led them to say the code is not
+            # there. The file from its start is what they were after.
+            notes.append(f"line {offset} is past the end ({len(lines)} lines): shown from line 1")
+            offset = 1
+        chosen = lines[offset - 1 : offset - 1 + args.limit]
+        body = "\n".join(f"{offset + i:>5}  {line}" for i, line in enumerate(chosen))
+        last = offset - 1 + len(chosen)
+        more = f" (lines {offset}-{last} of {len(lines)})" if last < len(lines) else ""
         if not lines:
             return ToolResult(ok=True, observation=f"{shown} is empty")
         noted = "".join(f"\n[{note}]" for note in notes)

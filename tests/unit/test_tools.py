@@ -76,6 +76,8 @@ async def test_read_file_with_offset_and_limit(workspace: Path) -> None:
     result = await call(workspace, "read_file", path="a.txt", offset=2, limit=1)
     assert result.ok
     assert "beta" in result.observation and "alpha" not in result.observation
+    past = await call(workspace, "read_file", path="a.txt", offset=10, limit=20)
+    assert past.ok and "alpha" in past.observation and "past the end (3 lines)" in past.observation
 
 
 async def test_read_file_refuses_directories_and_devices(workspace: Path) -> None:
