@@ -25,7 +25,16 @@ ApprovalPolicy = Literal["ask", "read-only", "all", "none"]
 
 
 SandboxMode = Literal["auto", "require", "off"]
-TOOL_NAMES = ("read_file", "list_dir", "search_files", "write_file", "edit_file", "shell_exec")
+TOOL_NAMES = (
+    "read_file",
+    "list_dir",
+    "search_files",
+    "write_file",
+    "edit_file",
+    "move_path",
+    "delete_path",
+    "shell_exec",
+)
 
 
 class RuleConfig(BaseModel):
