@@ -203,6 +203,13 @@ async def test_model_load_error_is_shown_and_the_app_stays_usable(workspace: Pat
         assert any("could not be loaded" in str(n.message) for n in app._notifications)
         await pilot.press("f1")
         assert app.screen.__class__.__name__ == "HelpScreen"
+        await pilot.pause()
+        # The help says how to close it, on screen and in its footer.
+        assert app.screen.query("Footer")
+        shown = {b.binding.key: b.binding.description for b in app.active_bindings.values()}
+        assert shown.get("escape") == "Close help"
+        await pilot.press("escape")
+        assert app.screen.__class__.__name__ != "HelpScreen"
 
 
 async def test_quitting_during_a_turn_asks_first(workspace: Path) -> None:
@@ -228,3 +235,4 @@ def test_help_lists_every_key() -> None:
 
     for binding in PheronApp.BINDINGS:
         assert f"`{binding.key}`" in HELP, binding.key
+    assert "to close this help" in HELP

@@ -6,10 +6,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Footer, Markdown
 
 HELP = """\
 # pheron-tui
+
+*Press `escape`, `f1` or `q` to close this help.*
 
 Type a message and press **Enter**. pheron-tui decides whether it is *chat* (answered directly)
 or a *task* (planned with tools). Each tool call appears in the **Tool calls** pane and, under
@@ -34,6 +36,8 @@ the `ask` policy, waits for you.
 
 The input line is locked and the waiting card takes the focus, so `y`, `a` and `n` can never
 be typed into your message by accident. The keys show in the footer only while a call waits.
+A card ignores keys for its first 0.3 s, so a key meant for something else cannot approve a
+call you have not seen yet; press again once the card shows its keys.
 
 ## While a turn runs
 
@@ -80,6 +84,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Markdown(HELP, open_links=False)
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)
