@@ -17,6 +17,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from pheron_tui.tools.builtin import builtin_tools
+
 APP_NAME = "pheron-tui"
 ENV_PREFIX = "PHERON_"
 
@@ -25,16 +27,8 @@ ApprovalPolicy = Literal["ask", "read-only", "all", "none"]
 
 
 SandboxMode = Literal["auto", "require", "off"]
-TOOL_NAMES = (
-    "read_file",
-    "list_dir",
-    "search_files",
-    "write_file",
-    "edit_file",
-    "move_path",
-    "delete_path",
-    "shell_exec",
-)
+TOOL_NAMES = tuple(tool.name for tool in builtin_tools())
+"""What a rule may name: the registry's own list, so a new tool cannot be missing here."""
 
 
 class RuleConfig(BaseModel):
