@@ -44,7 +44,7 @@ from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, T
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
 from pheron_tui.core.prompts import legacy_planning_system, native_planning_system  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
-from pheron_tui.tools.registry import ubid  # noqa: E402
+from pheron_tui.core.tools import ubid  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (

@@ -36,7 +36,7 @@ def report(name: str, rows: list[tuple[str, str]], predicted: list[str], seconds
 
 async def with_provider(provider_name: str, model: str, rows: list[tuple[str, str]]) -> None:
     from pheron_tui.config import Settings
-    from pheron_tui.providers.select import create_provider
+    from pheron_tui.runtime.select import create_provider
 
     provider = create_provider(Settings(provider=provider_name, model=model))
     await provider.load()

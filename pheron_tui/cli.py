@@ -11,7 +11,7 @@ from typing import Any
 from pheron_tui import __version__
 from pheron_tui.config import ConfigError, Settings, default_config_path, load_settings
 from pheron_tui.core.safety import printable, without_surrogates
-from pheron_tui.providers.select import choose_engine
+from pheron_tui.runtime.select import choose_engine
 
 EXIT_USAGE = 2
 
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_models_command(args.action, args.name, settings.provider)
 
-    from pheron_tui.providers.base import ProviderError
+    from pheron_tui.core.provider import ProviderError
     from pheron_tui.runtime import Runtime
     from pheron_tui.session.store import SessionError, load_session
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pheron_tui.core.messages import CompletionRequest, Message
 from pheron_tui.core.prompts import CRITIC_SYSTEM, critic_user
-from pheron_tui.providers.base import ChoiceScorer, Provider, ScoringUnavailable
+from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 
 Verdict = Literal["PASS", "FAIL"]
 NO_OBSERVATION = "No observation found."

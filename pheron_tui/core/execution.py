@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import NOBODY_TO_ASK, ApprovalGate, CallFacts
 from pheron_tui.core.bus import EventBus
+from pheron_tui.core.capped import CappedOutput
 from pheron_tui.core.safety import shorten
-from pheron_tui.tools.files import PathRefused, resolve_path
-from pheron_tui.tools.registry import PreparedCall, RiskAssessment, ToolContext, ubid
-from pheron_tui.tools.sandbox import CappedOutput
+from pheron_tui.core.tools import PreparedCall, RiskAssessment, ToolContext, ubid
 
 if TYPE_CHECKING:  # the orchestrator imports this module
     from pheron_tui.core.orchestrator import AgentSettings
@@ -90,7 +89,7 @@ class ToolExecutor:
             risk=assessment.tier,
             risk_reasons=assessment.reasons,
         )
-        if (refusal := self._path_refusal(call)) is not None:
+        if (refusal := tool.refusal(args, context)) is not None:
             # Nothing to ask about: the tool would refuse it anyway.
             self.bus.emit(
                 ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by="workspace"
@@ -147,14 +146,3 @@ class ToolExecutor:
             duration_ms=took,
         )
         return outcome
-
-    def _path_refusal(self, call: PreparedCall) -> str | None:
-        for name in call.tool.path_fields:
-            value = getattr(call.args, name, None)
-            if value is None:
-                continue
-            try:
-                resolve_path(self.settings.workspace, value, self.settings.protected_paths)
-            except PathRefused as exc:
-                return f"Refused: {exc}"
-        return None

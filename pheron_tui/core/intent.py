@@ -17,7 +17,7 @@ from typing import Literal
 
 from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
-from pheron_tui.providers.base import ChoiceScorer, Provider, ScoringUnavailable
+from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 
 CLASSIFY_MAX_TOKENS = 64
 LABELS: tuple[Intent, Intent] = ("chat", "task")

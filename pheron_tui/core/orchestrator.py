@@ -31,11 +31,11 @@ from pheron_tui.core.prompts import (
     native_planning_system,
     observation_message,
 )
+from pheron_tui.core.provider import Provider, ProviderError, ToolsRejected
 from pheron_tui.core.rules import RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
-from pheron_tui.providers.base import Provider, ProviderError, ToolsRejected
-from pheron_tui.tools.registry import PreparedCall, ToolCallError, ToolRegistry, ubid
+from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry, ubid
 
 log = logging.getLogger("pheron_tui.orchestrator")
 

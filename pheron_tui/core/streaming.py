@@ -19,8 +19,8 @@ from pheron_tui.core.messages import (
     UsageChunk,
 )
 from pheron_tui.core.parsing import MarkupHold
+from pheron_tui.core.provider import Provider
 from pheron_tui.core.think import ThinkGuard
-from pheron_tui.providers.base import Provider
 
 LOOP_MIN_CHARS = 400
 """A reply whose tail repeats one span for at least this many characters is looping."""

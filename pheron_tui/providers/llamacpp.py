@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from pheron_tui.core.messages import Chunk, CompletionRequest
-from pheron_tui.providers.base import Progress, ProviderError
+from pheron_tui.core.provider import Progress, ProviderError
 from pheron_tui.providers.grammar import body_grammar
 from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
 from pheron_tui.providers.openai_compat import OpenAIProvider, ReplyProgress

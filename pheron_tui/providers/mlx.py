@@ -27,7 +27,7 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.providers.base import ProviderError
+from pheron_tui.core.provider import ProviderError
 from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
 from pheron_tui.providers.grammar import CallFormat, detect_format

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pheron_tui.providers.base import Progress
+from pheron_tui.core.provider import Progress
 from pheron_tui.providers.catalogue import (
     CATALOGUE,
     DEFAULT_MODEL,

@@ -38,7 +38,7 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.providers.base import Progress, ProviderError, ScoringUnavailable, ToolsRejected
+from pheron_tui.core.provider import Progress, ProviderError, ScoringUnavailable, ToolsRejected
 from pheron_tui.providers.server_limits import (
     MAX_CHARS_PER_TOKEN,
     MAX_LINE_BYTES,

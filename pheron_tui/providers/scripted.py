@@ -26,7 +26,7 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.providers.base import Progress, ProviderError
+from pheron_tui.core.provider import Progress, ProviderError
 
 
 class _ScriptedCall(BaseModel):

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pheron_tui.core.messages import Chunk
-from pheron_tui.providers.base import ProviderError
+from pheron_tui.core.provider import ProviderError
 
 Emit = Callable[[Any], None]
 _DONE = object()

@@ -7,10 +7,12 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field
 
+from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
 from pheron_tui.tools.files import (
     PathRefused,
     delete_entry,
@@ -22,7 +24,6 @@ from pheron_tui.tools.files import (
     resolve_path,
     write_atomic,
 )
-from pheron_tui.tools.registry import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
 from pheron_tui.tools.sandbox import run_shell
 from pheron_tui.tools.shell_risk import assess_shell
 
@@ -78,7 +79,25 @@ async def _load(ctx: ToolContext, raw: str, limit: int) -> _Loaded | ToolResult:
     return path, shown, data, size
 
 
-class ReadFile(Tool):
+class _PathTool(Tool):
+    """A tool whose arguments name files: each must stay in the workspace and out of protected
+    places, checked before anyone is asked."""
+
+    path_fields: ClassVar[tuple[str, ...]] = ()
+
+    def refusal(self, args: Any, ctx: ToolContext) -> str | None:
+        for name in self.path_fields:
+            value = getattr(args, name, None)
+            if value is None:
+                continue
+            try:
+                resolve_path(ctx.workspace, value, ctx.protected)
+            except PathRefused as exc:
+                return f"Refused: {exc}"
+        return None
+
+
+class ReadFile(_PathTool):
     name = "read_file"
     description = "Read a text file in the workspace. Lines are numbered from 1."
     risk = "read"
@@ -121,7 +140,7 @@ class ReadFile(Tool):
         return ToolResult(ok=True, observation=f"{shown}{more}:\n{body}{noted}")
 
 
-class ListDir(Tool):
+class ListDir(_PathTool):
     name = "list_dir"
     description = "List the entries of a directory in the workspace; directories end with '/'."
     risk = "read"
@@ -161,7 +180,7 @@ class ListDir(Tool):
         return ToolResult(ok=True, observation=f"{shown} ({count}):\n{listing}")
 
 
-class SearchFiles(Tool):
+class SearchFiles(_PathTool):
     name = "search_files"
     description = (
         "Search text files under a directory for a regular expression; "
@@ -275,7 +294,7 @@ def _git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:
     return RiskAssessment(tool.risk)
 
 
-class WriteFile(Tool):
+class WriteFile(_PathTool):
     name = "write_file"
     description = "Write a text file in the workspace, replacing it if it exists."
     risk = "write"
@@ -311,7 +330,7 @@ async def _write(ctx: ToolContext, path: Path, shown: str, data: bytes) -> ToolR
     return None
 
 
-class EditFile(Tool):
+class EditFile(_PathTool):
     name = "edit_file"
     description = "Replace one exact occurrence of `old` with `new` in a text file."
     risk = "write"
@@ -401,7 +420,7 @@ class ShellExec(Tool):
         )
 
 
-class MovePath(Tool):
+class MovePath(_PathTool):
     name = "move_path"
     description = "Rename or move a file or folder in the workspace (never over an existing one)."
     risk = "write"
@@ -438,7 +457,7 @@ class MovePath(Tool):
         return ToolResult(ok=True, observation=f"moved {shown}")
 
 
-class DeletePath(Tool):
+class DeletePath(_PathTool):
     name = "delete_path"
     description = "Delete a file, or an empty folder, in the workspace."
     risk = "write"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pheron_tui.tools.registry import ubid
+from pheron_tui.core.tools import ubid
 
 from ..command import run_scripted
 

@@ -74,7 +74,7 @@ def test_import_refuses_k_quants(tmp_path: Path) -> None:
 
 
 async def test_a_model_that_fails_to_load_is_a_clear_error(tmp_path: Path) -> None:
-    from pheron_tui.providers.base import ProviderError
+    from pheron_tui.core.provider import ProviderError
     from pheron_tui.providers.mlx import MLXProvider
 
     folder = tmp_path / "broken"

@@ -10,7 +10,7 @@ import pytest
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.messages import CompletionRequest, Message, ReasoningChunk, TextChunk
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
-from pheron_tui.providers.base import ProviderError
+from pheron_tui.core.provider import ProviderError
 from pheron_tui.providers.openai_compat import OpenAIProvider
 from pheron_tui.tools.builtin import default_registry
 

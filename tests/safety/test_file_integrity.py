@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from pheron_tui.core.tools import ToolContext
 from pheron_tui.tools.builtin import default_registry
 from pheron_tui.tools.files import PathRefused, read_bytes, write_atomic
-from pheron_tui.tools.registry import ToolContext
 
 
 async def call(workspace: Path, name: str, **arguments):
@@ -149,7 +149,7 @@ async def test_a_write_that_fails_halfway_leaves_the_old_file(workspace: Path) -
         "import asyncio, resource, sys\n"
         "from pathlib import Path\n"
         "from pheron_tui.tools.builtin import default_registry\n"
-        "from pheron_tui.tools.registry import ToolContext\n"
+        "from pheron_tui.core.tools import ToolContext\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
         "ws = Path(sys.argv[1])\n"
         "p = default_registry().prepare('write_file', {'path': 'keep.txt', 'content': 'x' * 5000})\n"

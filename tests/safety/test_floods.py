@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from pheron_tui.core.messages import CompletionRequest, Message, TextChunk
-from pheron_tui.providers.base import ProviderError
+from pheron_tui.core.provider import ProviderError
+from pheron_tui.core.tools import ToolContext
 from pheron_tui.providers.openai_compat import OpenAIProvider
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ToolContext
 from pheron_tui.tools.sandbox import run_shell
 
 from ..command import run_scripted, tool_call

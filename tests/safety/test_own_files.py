@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pheron_tui.config import app_paths
+from pheron_tui.core.tools import ToolContext
 from pheron_tui.tools.bubblewrap import bubblewrap_argv, secret_paths
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ToolContext
 from pheron_tui.tools.shell_risk import assess_shell
 
 from ..command import run_scripted, tool_call

@@ -15,8 +15,8 @@ from pheron_tui.core.approval import ApprovalGate
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.orchestrator import AgentSettings
+from pheron_tui.core.tools import ToolCallError
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ToolCallError
 
 SECRET = "TOPSECRET-4711"
 CLEAR = (

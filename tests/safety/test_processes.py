@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pheron_tui.core.tools import ToolContext
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ToolContext
 from pheron_tui.tools.sandbox import run_shell
 
 from ..command import pheron, run_scripted, tool_call

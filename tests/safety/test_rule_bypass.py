@@ -14,8 +14,8 @@ import pytest
 
 from pheron_tui.core.approval import ApprovalGate, CallFacts
 from pheron_tui.core.rules import Rule, RuleBook
+from pheron_tui.core.tools import ToolContext
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ToolContext
 
 from ..command import run_scripted, tool_call
 

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from pheron_tui.core import events as ev
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.core.tools import ToolContext, ToolRegistry, ToolResult
 from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.tools.builtin import ShellExec, builtin_tools
-from pheron_tui.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 EXAMPLES = int(os.environ.get("PHERON_FUZZ_EXAMPLES", "10000"))
 TOOLS = ["read_file", "list_dir", "search_files", "write_file", "edit_file", "shell_exec", "rm"]

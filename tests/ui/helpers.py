@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from pheron_tui.config import Settings
 from pheron_tui.core.approval import Policy
-from pheron_tui.providers.base import ProviderError
+from pheron_tui.core.provider import ProviderError
 from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.runtime import Runtime
 from pheron_tui.tools.bubblewrap import Sandbox

@@ -11,7 +11,7 @@ CORE_MODULES = [
     "pheron_tui.core.orchestrator",
     "pheron_tui.core.events",
     "pheron_tui.providers.scripted",
-    "pheron_tui.providers.base",
+    "pheron_tui.core.provider",
     "pheron_tui.tools.builtin",
     "pheron_tui.runtime",
     "pheron_tui.headless",

@@ -6,7 +6,7 @@ import asyncio
 
 from pheron_tui.core.critic import is_clarify_turn, parse_verdict
 from pheron_tui.core.intent import parse_intent, rule_intent
-from pheron_tui.tools.registry import ubid
+from pheron_tui.core.tools import ubid
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 LIST_SUB = '<tool_call>{"name": "list_dir", "arguments": {"path": "./"}}</tool_call>'

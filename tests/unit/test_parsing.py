@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pheron_tui.core.parsing import MarkupHold, parse_reply
+from pheron_tui.core.tools import ubid
 from pheron_tui.tools.builtin import default_registry
-from pheron_tui.tools.registry import ubid
 
 SCHEMAS = default_registry().schemas()
 

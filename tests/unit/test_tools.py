@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pheron_tui.core.capped import CappedOutput
+from pheron_tui.core.tools import ToolCallError, ToolContext
 from pheron_tui.tools.builtin import default_registry
 from pheron_tui.tools.files import PathRefused, resolve_path
-from pheron_tui.tools.registry import ToolCallError, ToolContext
-from pheron_tui.tools.sandbox import CappedOutput, run_shell
+from pheron_tui.tools.sandbox import run_shell
 
 from ..processes import alive
 

@@ -56,12 +56,14 @@ class Tool(ABC):
     Args: ClassVar[type[BaseModel]]
     risk: ClassVar[Risk] = "read"
 
-    path_fields: ClassVar[tuple[str, ...]] = ()
-    """Arguments that name files: checked against the workspace before anyone is asked."""
-
     def assess(self, args: BaseModel, ctx: ToolContext) -> RiskAssessment:
         """The risk of this particular call; tools that can do more than their tier override it."""
         return RiskAssessment(self.risk)
+
+    def refusal(self, args: Any, ctx: ToolContext) -> str | None:
+        """Why this call cannot run whoever approves it (a path outside the workspace), for
+        the model; checked before anyone is asked. None when it may be asked about."""
+        return None
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...

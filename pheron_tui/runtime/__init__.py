@@ -16,8 +16,8 @@ from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.core.provider import Provider, ProviderError
 from pheron_tui.core.rules import RuleBook
-from pheron_tui.providers.base import Provider, ProviderError
 from pheron_tui.rules_file import rules_for
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
 from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox, secret_paths
@@ -82,7 +82,7 @@ class Runtime:
         """Build everything; raises ProviderError when the provider cannot even be built.
 
         ``can_ask`` False (headless): a call that needs a person's decision is denied."""
-        from pheron_tui.providers.select import create_provider
+        from pheron_tui.runtime.select import create_provider
 
         bus = EventBus(session_id or new_session_id(), first_seq=first_seq)
         provider = provider or create_provider(settings)

@@ -6,7 +6,7 @@ import importlib.util
 import platform
 
 from pheron_tui.config import Settings
-from pheron_tui.providers.base import Provider, ProviderError
+from pheron_tui.core.provider import Provider, ProviderError
 
 
 def choose_engine() -> tuple[str, str]:
