@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from pheron_tui.core.events import Risk
+from pheron_tui.core.events import Decision, Risk, RuleShown, UserChoice
 from pheron_tui.core.rules import SHELL_TOOL, CommandFacts, Rule, RuleBook, command_prefix
 
 Policy = Literal["ask", "read-only", "all", "none"]
-UserChoice = Literal["approve", "always", "deny"]
 
 
 @dataclass(frozen=True)
@@ -25,9 +24,11 @@ class GateDecision:
     approved: bool
     auto: bool
     by: str
+    added: tuple[Rule, ...] = ()
+    """Session rules an "always" answer added."""
 
     @property
-    def label(self) -> Literal["approved", "denied", "auto_approved"]:
+    def label(self) -> Decision:
         if not self.approved:
             return "denied"
         return "auto_approved" if self.auto else "approved"
@@ -41,7 +42,10 @@ class CallFacts:
     risk: Risk
     commands: Sequence[CommandFacts] | None = None
     """The simple commands of a shell call, as parsed; None for other tools."""
-    reasons: Sequence[str] = field(default_factory=tuple)
+
+    def choices(self) -> list[UserChoice]:
+        """What a person may answer: "always" only where ``always_rules`` has something."""
+        return ["approve", "always", "deny"] if self.always_rules() else ["approve", "deny"]
 
     def always_rules(self) -> list[Rule]:
         """The session rules an "always" answer adds: the tool, or each command's prefix.
@@ -58,6 +62,14 @@ class CallFacts:
         return [Rule("allow", SHELL_TOOL, prefix) for prefix in dict.fromkeys(prefixes)]
 
 
+def shown_rules(book: RuleBook) -> list[RuleShown]:
+    """The rules in force as a ``RulesChanged`` event carries them."""
+    return [
+        RuleShown(action=r.action, tool=r.tool, command=list(r.command), scope=r.scope)
+        for r in book.rules
+    ]
+
+
 NOBODY_TO_ASK = "nobody to ask"
 """How ``by`` ends for a call denied because it needed a person and none was there."""
 
@@ -71,15 +83,11 @@ class ApprovalGate:
         self.can_ask = can_ask
         """False headless: a call that needs a decision is denied, never left waiting."""
         self._pending: dict[str, asyncio.Future[UserChoice]] = {}
-        self._facts: dict[str, CallFacts] = {}
 
     @property
     def pending(self) -> list[str]:
+        """The calls waiting for ``decide``, oldest first."""
         return list(self._pending)
-
-    def facts(self, call_id: str) -> CallFacts | None:
-        """What a waiting call is (for a UI that offers "always" only where it applies)."""
-        return self._facts.get(call_id)
 
     def automatic(self, call: CallFacts) -> GateDecision | None:
         """The decision when no one needs to be asked, else None."""
@@ -105,19 +113,18 @@ class ApprovalGate:
         """Wait for ``decide(call_id, …)``; cancelling the caller withdraws the question."""
         future: asyncio.Future[UserChoice] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
-        self._facts[call_id] = call
         try:
             choice = await future
         finally:
             self._pending.pop(call_id, None)
-            self._facts.pop(call_id, None)
         if choice == "always":
             added = call.always_rules()
             for rule in added:
                 self.rules.add(rule)
             if added:
                 shown = ", ".join(rule.describe() for rule in added)
-                return GateDecision(approved=True, auto=False, by=f"user (always: {shown})")
+                by = f"user (always: {shown})"
+                return GateDecision(approved=True, auto=False, by=by, added=tuple(added))
         return GateDecision(approved=choice != "deny", auto=False, by="user")
 
     def decide(self, call_id: str, choice: UserChoice) -> bool:

@@ -13,10 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticSerializationError
 
 from pheron_tui.core.messages import Message
+from pheron_tui.core.rules import Action, Scope
 from pheron_tui.core.safety import without_surrogates
 
 Phase = Literal["classify", "chat", "plan", "critic"]
 Decision = Literal["approved", "denied", "auto_approved"]
+UserChoice = Literal["approve", "always", "deny"]
+"""What a person may answer to a call that waits for them."""
 Risk = Literal["read", "write", "execute", "dangerous"]
 TurnStatus = Literal["finished", "failed", "cancelled", "denied"]
 """How a turn ended; ``denied`` when it stopped because its tool calls were not allowed."""
@@ -75,6 +78,18 @@ class ToolCallProposed(Event):
     risk: Risk
     risk_reasons: list[str] = Field(default_factory=list)
     """Why a call is dangerous, in words a user can check against the arguments."""
+
+
+class ToolCallAwaitingDecision(Event):
+    """A proposed call waits for a person's ``decide``; nothing runs until it is answered."""
+
+    type: Literal["ToolCallAwaitingDecision"] = "ToolCallAwaitingDecision"
+    call_id: str
+    choices: list[UserChoice]
+    """The answers that apply: ``always`` only where a standing rule can describe the call
+    (never for a dangerous one)."""
+    always: list[str] = Field(default_factory=list)
+    """The rules ``always`` would add, described (``allow shell_exec `git log```)."""
 
 
 class ToolCallDecided(Event):
@@ -156,6 +171,24 @@ class ErrorRaised(Event):
     kind: ErrorKind = "model"
 
 
+class RuleShown(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    tool: str
+    command: list[str] = Field(default_factory=list)
+    """For shell_exec: the words a command must start with; empty means any command."""
+    scope: Scope
+
+
+class RulesChanged(Event):
+    """The approval rules in force changed ("always", a revoke, a rule kept for later)."""
+
+    type: Literal["RulesChanged"] = "RulesChanged"
+    rules: list[RuleShown]
+    """Every rule now in force, in the order they are checked."""
+
+
 class MessageAdded(Event):
     type: Literal["MessageAdded"] = "MessageAdded"
     message: Message
@@ -176,6 +209,7 @@ AnyEvent = Annotated[
     | ThinkDelta
     | AnswerDelta
     | ToolCallProposed
+    | ToolCallAwaitingDecision
     | ToolCallDecided
     | ToolCallStarted
     | ToolOutputDelta
@@ -186,6 +220,7 @@ AnyEvent = Annotated[
     | ModelLoading
     | ModelReady
     | ErrorRaised
+    | RulesChanged
     | MessageAdded
     | TurnFinished,
     Field(discriminator="type"),

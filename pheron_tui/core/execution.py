@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pheron_tui.core import events as ev
-from pheron_tui.core.approval import NOBODY_TO_ASK, ApprovalGate, CallFacts
+from pheron_tui.core.approval import (
+    NOBODY_TO_ASK,
+    ApprovalGate,
+    CallFacts,
+    GateDecision,
+    shown_rules,
+)
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.capped import CappedOutput
 from pheron_tui.core.safety import shorten
@@ -99,11 +105,10 @@ class ToolExecutor:
             tool=tool.name,
             risk=assessment.tier,
             commands=assessment.commands,
-            reasons=tuple(assessment.reasons),
         )
         started: float | None = None
         try:
-            decision = self.gate.automatic(facts) or await self.gate.wait(call_id, facts)
+            decision = self.gate.automatic(facts) or await self._ask(turn_id, call_id, facts)
             self.bus.emit(
                 ev.ToolCallDecided,
                 turn_id,
@@ -111,6 +116,8 @@ class ToolExecutor:
                 decision=decision.label,
                 by=decision.by,
             )
+            if decision.added:
+                self.bus.emit(ev.RulesChanged, turn_id, rules=shown_rules(self.gate.rules))
             if not decision.approved:
                 return self._finished(turn_id, call_id, CallOutcome("denied", _denial(decision.by)))
             self.bus.emit(ev.ToolCallStarted, turn_id, call_id=call_id)
@@ -130,6 +137,16 @@ class ToolExecutor:
             self._finished(turn_id, call_id, cancelled, started)
             raise
         return self._finished(turn_id, call_id, outcome, started)
+
+    async def _ask(self, turn_id: int, call_id: str, facts: CallFacts) -> GateDecision:
+        self.bus.emit(
+            ev.ToolCallAwaitingDecision,
+            turn_id,
+            call_id=call_id,
+            choices=facts.choices(),
+            always=[rule.describe() for rule in facts.always_rules()],
+        )
+        return await self.gate.wait(call_id, facts)
 
     def _finished(
         self, turn_id: int, call_id: str, outcome: CallOutcome, started: float | None = None

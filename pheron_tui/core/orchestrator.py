@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pheron_tui.core import events as ev
-from pheron_tui.core.approval import ApprovalGate, Policy, UserChoice
+from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.execution import ToolExecutor
@@ -32,7 +32,7 @@ from pheron_tui.core.prompts import (
     observation_message,
 )
 from pheron_tui.core.provider import Provider, ProviderError, ToolsRejected
-from pheron_tui.core.rules import RuleBook
+from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry, ubid
@@ -168,8 +168,22 @@ class Orchestrator:
         self._task = asyncio.create_task(self._run_turn(self._turn_id, text))
         return await self._task
 
-    def decide(self, call_id: str, choice: UserChoice) -> bool:
+    def decide(self, call_id: str, choice: ev.UserChoice) -> bool:
         return self.gate.decide(call_id, choice)
+
+    def rules(self) -> list[Rule]:
+        """The approval rules in force, in the order they are checked."""
+        return list(self.gate.rules.rules)
+
+    def replace_rule(self, old: Rule | None, new: Rule | None) -> None:
+        """Revoke ``old`` and/or add ``new`` (a session rule kept for later is both), and
+        publish the rules now in force."""
+        if old is not None:
+            self.gate.rules.remove(old)
+        if new is not None:
+            self.gate.rules.add(new)
+        turn_id = self._turn_id if self.busy else 0
+        self.bus.emit(ev.RulesChanged, turn_id, rules=shown_rules(self.gate.rules))
 
     def cancel(self) -> bool:
         """Stop the running turn (generation or tool); False when nothing runs."""

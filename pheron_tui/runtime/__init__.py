@@ -10,15 +10,16 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pheron_tui.config import Settings, app_paths, default_config_path
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
-from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.core.orchestrator import AgentSettings, Orchestrator, TurnInProgress
 from pheron_tui.core.provider import Provider, ProviderError
-from pheron_tui.core.rules import RuleBook
-from pheron_tui.rules_file import rules_for
+from pheron_tui.core.rules import Rule, RuleBook
+from pheron_tui.rules_file import delete_rule, rules_for, save_rule
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
 from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox, secret_paths
 from pheron_tui.tools.builtin import default_registry
@@ -113,6 +114,45 @@ class Runtime:
             sandbox=sandbox,
             config_path=config_path or default_config_path(),
         )
+
+    # -- commands for a UI ------------------------------------------------------------------------
+    def rules(self) -> list[Rule]:
+        return self.orchestrator.rules()
+
+    def revoke_rule(self, rule: Rule) -> None:
+        """Take a rule away, from the config file too unless it is a session rule.
+        Raises ConfigError when the file cannot be changed (the rule then stays)."""
+        if rule.scope != "session":
+            delete_rule(self.config_path, rule)
+        self.orchestrator.replace_rule(rule, None)
+
+    def keep_rule(self, rule: Rule, scope: Literal["project", "user"]) -> Rule:
+        """Save a session rule in the config file for this project or every project; the
+        saved rule replaces it. Raises ConfigError or OSError when it cannot be saved."""
+        workspace = str(self.settings.workspace.resolve()) if scope == "project" else None
+        kept = Rule(rule.action, rule.tool, rule.command, scope=scope, workspace=workspace)
+        save_rule(self.config_path, kept)
+        self.orchestrator.replace_rule(rule, kept)
+        return kept
+
+    async def switch_to(self, session: LoadedSession) -> None:
+        """Leave this session (its log closed, the model kept loaded) and carry on ``session``
+        exactly as ``--resume`` would. The bus is a new one: readers subscribe again."""
+        if self.orchestrator.busy:
+            raise TurnInProgress("a turn is running")
+        await self.stop_recording()
+        fresh = Runtime.resume(
+            self.settings,
+            self.orchestrator.settings.policy,
+            session,
+            provider=self.provider,
+            config_path=self.config_path,
+            sandbox=self.sandbox,
+            can_ask=self.orchestrator.gate.can_ask,
+        )
+        self.bus, self.orchestrator = fresh.bus, fresh.orchestrator
+        self.store, self.resumed = None, session
+        self.start_recording()
 
     def warnings(self) -> list[str]:
         """What the user must know before the first call: a workspace that is the whole home

@@ -7,7 +7,6 @@ only through ``submit``, ``decide`` and ``cancel``.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 from textual import on, work
@@ -17,8 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input
 
 from pheron_tui.core import events as ev
-from pheron_tui.core.approval import UserChoice
 from pheron_tui.core.bus import coalesce
+from pheron_tui.core.orchestrator import Orchestrator
 from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import LoadedSession
 from pheron_tui.ui.bridge import BusEvents, pump_events
@@ -72,15 +71,24 @@ class PheronApp(App[None]):
     ) -> None:
         super().__init__()
         self.runtime = runtime
-        self.orchestrator = runtime.orchestrator
         self.replay = replay
         self.replay_speed = replay_speed
         self._load_model = load_model and replay is None
         self.model_ready = False
         self.load_error = ""
-        self._shown_at: dict[str, float] = {}
+        self._waiting: dict[str, list[ev.UserChoice]] = {}
+        """Calls waiting for the user's decision, oldest first, with the answers that apply
+        (from ``ToolCallAwaitingDecision``)."""
+        self._armed: set[str] = set()
+        self._drawing_history = False
+        """True while a resumed session's events are drawn: nothing in them waits any more."""
         self._quitting = False
         """Set once quitting starts: late events from the core must not mount widgets."""
+
+    @property
+    def orchestrator(self) -> Orchestrator:
+        """The command surface: ``submit``, ``decide``, ``cancel`` and ``busy``."""
+        return self.runtime.orchestrator
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -129,7 +137,11 @@ class PheronApp(App[None]):
     async def _show_resumed(self, session: LoadedSession) -> None:
         """Draw a resumed conversation with the same code that drew it live."""
         history = [e for e in session.events if e.turn_id != 0]  # not its model loading
-        await self.on_bus_events(BusEvents(coalesce(history)))
+        self._drawing_history = True
+        try:
+            await self.on_bus_events(BusEvents(coalesce(history)))
+        finally:
+            self._drawing_history = False
         chat = self.query_one(ChatPane)
         turns = len(session.prompts)
         plural = "s" if turns != 1 else ""
@@ -174,13 +186,10 @@ class PheronApp(App[None]):
     # -- actions ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "decide":
-            pending = self.orchestrator.gate.pending
-            if not pending or self.screen is not self.screen_stack[0]:
+            if not self._waiting or self.screen is not self.screen_stack[0]:
                 return False  # no call waits, or a dialog is over the card being decided
-            if parameters == ("always",):  # never a standing permission for a dangerous call
-                facts = self.orchestrator.gate.facts(pending[0])
-                return facts is not None and bool(facts.always_rules())
-            return True
+            choices = next(iter(self._waiting.values()))
+            return parameters[0] in choices  # "always" only where a rule can describe it
         if action == "interrupt":
             return self.orchestrator.busy
         if action == "sessions":
@@ -189,15 +198,14 @@ class PheronApp(App[None]):
             return self.replay is None
         return True
 
-    def action_decide(self, choice: UserChoice) -> None:
-        pending = self.orchestrator.gate.pending
-        if not pending:
+    def action_decide(self, choice: ev.UserChoice) -> None:
+        if not self._waiting:
             return
-        shown = self._shown_at.get(pending[0])
-        if shown is None or time.monotonic() - shown < self.DECISION_GUARD_S:
+        call_id = next(iter(self._waiting))
+        if call_id not in self._armed:
             self.bell()  # too soon to be a decision about this card
             return
-        self.orchestrator.decide(pending[0], choice)
+        self.orchestrator.decide(call_id, choice)
 
     def action_interrupt(self) -> None:
         if self.orchestrator.cancel():
@@ -211,13 +219,7 @@ class PheronApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_rules(self) -> None:
-        self.push_screen(
-            RulesScreen(
-                self.orchestrator.gate.rules,
-                self.runtime.config_path,
-                self.runtime.settings.workspace,
-            )
-        )
+        self.push_screen(RulesScreen(self.runtime))
 
     def action_sessions(self) -> None:
         async def chosen(session: LoadedSession | None) -> None:
@@ -232,21 +234,12 @@ class PheronApp(App[None]):
         if self.orchestrator.busy:
             self.notify("A turn is running. Press Esc to interrupt it first.", severity="warning")
             return
-        await self.runtime.stop_recording()
-        self.runtime = Runtime.resume(
-            self.runtime.settings,
-            self.orchestrator.settings.policy,
-            session,
-            provider=self.runtime.provider,
-            config_path=self.runtime.config_path,
-            sandbox=self.runtime.sandbox,
-        )
-        self.orchestrator = self.runtime.orchestrator
-        self._shown_at.clear()
+        await self.runtime.switch_to(session)
+        self._waiting.clear()
+        self._armed.clear()
         for pane in (ChatPane, ThinkingPane, ToolLog, CriticPane):
             await self.query_one(pane).clear()
         self.pump()  # exclusive: the worker on the old bus is cancelled
-        self.runtime.start_recording()
         await self._show_resumed(session)
         if self.model_ready:
             self.query_one(StatusBar).state = "idle"
@@ -322,15 +315,18 @@ class PheronApp(App[None]):
                 call_id=call_id, tool=tool, arguments=arguments, risk=risk, risk_reasons=reasons
             ):
                 await chat.end_answer()
-                card = await tools.add_card(call_id, tool, arguments, risk, reasons)
-                if facts := self.orchestrator.gate.facts(call_id):
-                    card.offer_always([rule.describe() for rule in facts.always_rules()])
+                await tools.add_card(call_id, tool, arguments, risk, reasons)
+            case ev.ToolCallAwaitingDecision(call_id=call_id, choices=choices, always=always):
+                card = tools.cards.get(call_id)
+                if card is not None and self.replay is None and not self._drawing_history:
+                    self._waiting[call_id] = choices
+                    card.await_decision(always, dangerous=card.risk == "dangerous")
                     self._wait_for_decision(card)
             case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by):
                 if card := tools.cards.get(call_id):
                     card.set_status(decision, by)
-                self._decision_made()
-                if decision == "denied" and not self.orchestrator.gate.pending:
+                self._decision_made(call_id)
+                if decision == "denied" and not self._waiting:
                     status.state = "planning"  # the model is told and plans again
             case ev.ToolCallStarted(call_id=call_id):
                 status.state = "running tool"
@@ -345,8 +341,8 @@ class PheronApp(App[None]):
                 if card := tools.cards.get(call_id):
                     card.finish(call_status, obs, ms)
                     tools.show(card)
-                self._decision_made()
-                if not self.orchestrator.gate.pending:
+                self._decision_made(call_id)
+                if not self._waiting:
                     status.state = "planning"  # the result goes back to the model
             case ev.ClarifyRequested(question=question):
                 await chat.add_note(question, "clarify")
@@ -372,6 +368,8 @@ class PheronApp(App[None]):
                 if turn_status != "finished":
                     await chat.add_note(f"Turn {turn_status}: {reason}", turn_status)
                 status.state = "idle" if self.model_ready else status.state
+                self._waiting.clear()  # a turn that ended waits for nothing
+                self._armed.clear()
                 self._decision_made()
                 if self.replay is None:
                     self.query_one("#prompt", Input).focus()
@@ -380,15 +378,26 @@ class PheronApp(App[None]):
         """Lock the input and focus the card, so approval keys cannot land in the message."""
         prompt = self.query_one("#prompt", Input)
         prompt.disabled = True
-        self._shown_at[card.call_id] = time.monotonic()
+        if self.DECISION_GUARD_S > 0:
+            self.set_timer(self.DECISION_GUARD_S, lambda: self._arm(card))
+        else:
+            self._arm(card)
         self.query_one("#side").add_class("-waiting")
         card.focus(scroll_visible=False)
         self.query_one(ToolLog).show(card)
         self.query_one(StatusBar).state = "waiting for your approval"
 
-    def _decision_made(self) -> None:
+    def _arm(self, card: ToolCard) -> None:
+        if card.call_id in self._waiting:
+            self._armed.add(card.call_id)
+            card.armed = True
+
+    def _decision_made(self, call_id: str | None = None) -> None:
         """Unlock the input once nothing waits. Focus stays on the card until the turn ends,
         so keys pressed right after a decision land nowhere rather than in the message."""
-        if self.replay is None and not self.orchestrator.gate.pending:
+        if call_id is not None:
+            self._waiting.pop(call_id, None)
+            self._armed.discard(call_id)
+        if self.replay is None and not self._waiting:
             self.query_one("#prompt", Input).disabled = False
             self.query_one("#side").remove_class("-waiting")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.ui.screens.help import HELP
@@ -114,9 +114,17 @@ async def test_a_double_tap_cannot_approve_a_card_nobody_has_seen(workspace: Pat
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "list")
         await wait_for(pilot, lambda: pending(app))
+        card = app.query_one(ToolCard)
+        hint = str(card.query_one(".tool-hint", Static).render())
+        assert "keys count in a moment" in hint and not card.has_class("-armed")
         await pilot.press("y")
         await pilot.pause(0.1)
-        assert app.query_one(ToolCard).status == "pending"
+        assert card.status == "pending"
+        app._arm(card)  # the guard's timer firing: the hint lights up and the keys count
+        assert card.has_class("-armed")
+        assert "keys count in a moment" not in str(card.query_one(".tool-hint", Static).render())
+        await pilot.press("y")
+        await wait_for(pilot, lambda: card.status != "pending")
         app.orchestrator.cancel()
         await wait_for(pilot, lambda: idle(app))
 

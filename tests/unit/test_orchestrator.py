@@ -56,6 +56,10 @@ async def test_ask_policy_waits_for_the_user(make_agent) -> None:
             break
     [call_id] = agent.orchestrator.gate.pending
     assert not agent.of("ToolCallStarted")
+    [waiting] = agent.of("ToolCallAwaitingDecision")  # a UI learns it waits from the bus
+    assert waiting.call_id == call_id
+    assert (waiting.choices, waiting.always) == (["approve", "always", "deny"], ["allow list_dir"])
+    assert not agent.of("RulesChanged")
     assert agent.orchestrator.decide(call_id, "always")
     for _ in range(100):
         await asyncio.sleep(0)
@@ -66,6 +70,9 @@ async def test_ask_policy_waits_for_the_user(make_agent) -> None:
         ("approved", "user (always: allow list_dir)"),
         ("auto_approved", "rule:session: allow list_dir"),
     ]
+    [changed] = agent.of("RulesChanged")
+    assert [(r.action, r.tool, r.scope) for r in changed.rules] == [("allow", "list_dir", "session")]
+    assert len(agent.of("ToolCallAwaitingDecision")) == 1  # the second call matched the rule
 
 
 async def test_denied_call_is_observed_by_the_model(make_agent) -> None:
@@ -287,3 +294,18 @@ async def test_a_repeated_successful_call_is_not_run_again(make_agent) -> None:
         "auto",
         "none",
     ]
+
+
+async def test_a_dangerous_call_waits_without_always_on_offer(make_agent) -> None:
+    dangerous = (
+        '<tool_call>{"name": "shell_exec", "arguments": {"command": "rm -rf ."}}</tool_call>'
+    )
+    agent = make_agent(policy="ask", classify=["task"], plan=[dangerous, "ok"], critic=["PASS"])
+    turn = asyncio.create_task(agent.orchestrator.submit("clean up"))
+    while not agent.orchestrator.gate.pending:
+        await asyncio.sleep(0)
+    [waiting] = agent.of("ToolCallAwaitingDecision")
+    assert (waiting.choices, waiting.always) == (["approve", "deny"], [])
+    agent.orchestrator.decide(waiting.call_id, "deny")
+    await turn
+    assert agent.orchestrator.rules() == [] and not agent.of("RulesChanged")

@@ -36,8 +36,9 @@ the `ask` policy, waits for you.
 
 The input line is locked and the waiting card takes the focus, so `y`, `a` and `n` can never
 be typed into your message by accident. The keys show in the footer only while a call waits.
-A card ignores keys for its first 0.3 s, so a key meant for something else cannot approve a
-call you have not seen yet; press again once the card shows its keys.
+A card ignores keys for its first 0.3 s (its hint reads "keys count in a moment", dimmed), so
+a key meant for something else cannot approve a call you have not seen yet; once the hint
+lights up, the keys count.
 
 ## While a turn runs
 

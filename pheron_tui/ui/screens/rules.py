@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -13,9 +11,9 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pheron_tui.config import ConfigError
-from pheron_tui.core.rules import Rule, RuleBook
+from pheron_tui.core.rules import Rule
 from pheron_tui.core.safety import printable
-from pheron_tui.rules_file import delete_rule, save_rule
+from pheron_tui.runtime import Runtime
 
 SCOPE_LABELS = {
     "session": "this session",
@@ -37,18 +35,17 @@ class RulesScreen(ModalScreen[None]):
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, rules: RuleBook, config_path: Path, workspace: Path) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         super().__init__()
-        self.rules = rules
-        self.config_path = config_path
-        self.workspace = workspace
+        self.runtime = runtime
+        self.rules: list[Rule] = runtime.rules()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="rules-box"):
             yield Static(
                 Content(
                     "Approval rules · a deny rule always wins · an allow rule never approves a "
-                    f"dangerous call · saved in {printable(str(self.config_path))}"
+                    f"dangerous call · saved in {printable(str(self.runtime.config_path))}"
                 ),
                 id="rules-title",
             )
@@ -59,25 +56,26 @@ class RulesScreen(ModalScreen[None]):
         self._refresh()
 
     def _refresh(self, keep: int | None = None) -> None:
+        self.rules = self.runtime.rules()
         options = self.query_one(OptionList)
         options.clear_options()
-        for index, rule in enumerate(self.rules.rules):
+        for index, rule in enumerate(self.rules):
             options.add_option(Option(describe(rule), id=str(index)))
-        if not self.rules.rules:
+        if not self.rules:
             options.add_option(
                 Option("No rules yet: press a on a waiting call to add one.", disabled=True)
             )
         else:
-            options.highlighted = min(keep or 0, len(self.rules.rules) - 1)
+            options.highlighted = min(keep or 0, len(self.rules) - 1)
         options.focus()
         self.refresh_bindings()
 
     def _selected(self) -> tuple[int, Rule] | None:
         options = self.query_one(OptionList)
         index = options.highlighted
-        if index is None or not self.rules.rules or index >= len(self.rules.rules):
+        if index is None or index >= len(self.rules):
             return None
-        return index, self.rules.rules[index]
+        return index, self.rules[index]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("revoke", "keep"):
@@ -93,13 +91,11 @@ class RulesScreen(ModalScreen[None]):
         if selected is None:
             return
         index, rule = selected
-        if rule.scope != "session":
-            try:
-                delete_rule(self.config_path, rule)
-            except ConfigError as exc:
-                self.notify(str(exc), severity="error")
-                return
-        self.rules.remove(rule)
+        try:
+            self.runtime.revoke_rule(rule)
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error")
+            return
         self.notify(f"Revoked: {rule.describe()}")
         self._refresh(keep=index)
 
@@ -108,20 +104,11 @@ class RulesScreen(ModalScreen[None]):
         if selected is None or selected[1].scope != "session":
             return
         index, rule = selected
-        kept = Rule(
-            rule.action,
-            rule.tool,
-            rule.command,
-            scope="project" if scope == "project" else "user",
-            workspace=str(self.workspace.resolve()) if scope == "project" else None,
-        )
         try:
-            save_rule(self.config_path, kept)
+            kept = self.runtime.keep_rule(rule, "project" if scope == "project" else "user")
         except (ConfigError, OSError) as exc:
             self.notify(str(exc), severity="error")
             return
-        self.rules.remove(rule)
-        self.rules.add(kept)
         self.notify(f"Saved: {kept.describe()} for {SCOPE_LABELS[kept.scope]}")
         self._refresh(keep=index)
 

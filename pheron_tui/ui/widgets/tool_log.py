@@ -7,6 +7,7 @@ import json
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from pheron_tui.core.safety import printable
@@ -23,6 +24,7 @@ class ToolCard(Vertical, can_focus=True):
     """A proposed call. Focusable, so the approval keys reach the app while it waits."""
 
     STATUS_LABELS = {
+        "proposed": "proposed",
         "pending": "WAITING FOR YOU",
         "approved": "approved",
         "auto_approved": "auto-approved",
@@ -33,17 +35,21 @@ class ToolCard(Vertical, can_focus=True):
         "cancelled": "cancelled",
     }
 
+    status: reactive[str] = reactive("proposed", init=False)
+    armed: reactive[bool] = reactive(False, init=False)
+    """Whether decision keys count yet: a card ignores them for its first moment on screen."""
+
     def __init__(
         self, call_id: str, tool: str, arguments: dict, risk: str, reasons: list[str] = ()
     ) -> None:
-        super().__init__(classes=f"tool-card -risk-{risk}")
+        super().__init__(classes=f"tool-card -risk-{risk} -proposed")
         self.call_id = call_id
         self.tool = tool
         self.risk = risk
-        self.status = "pending"
         self.duration_ms: float | None = None
         self.by = ""
         self._output = ""
+        self._choices = "y approve · a always · n deny"
         self._header = Static(classes="tool-header")
         self._arguments = Static(
             literal(json.dumps(arguments, indent=2, ensure_ascii=False)), classes="tool-arguments"
@@ -52,7 +58,8 @@ class ToolCard(Vertical, can_focus=True):
             literal("\n".join(f"⚠ {reason}" for reason in reasons)), classes="tool-reasons"
         )
         self._reasons.display = bool(reasons)
-        self._hint = Static(literal("y approve · a always · n deny"), classes="tool-hint")
+        self._hint = Static(classes="tool-hint")
+        self._hint.display = False
         self._preview = Static(classes="tool-preview")
 
     def compose(self) -> ComposeResult:
@@ -63,27 +70,46 @@ class ToolCard(Vertical, can_focus=True):
         yield self._preview
 
     def on_mount(self) -> None:
-        self.set_status("pending")
+        self._show_header()
+
+    def watch_status(self, old: str, new: str) -> None:
+        self.remove_class(f"-{old}")
+        self.add_class(f"-{new}")
+        self._hint.display = new == "pending"
+        self._show_header()
+
+    def watch_armed(self, armed: bool) -> None:
+        self.set_class(armed, "-armed")
+        self._show_hint()
 
     def set_status(self, status: str, by: str = "") -> None:
-        self.status = status
         if by:
             self.by = by
-        for name in self.STATUS_LABELS:
-            self.set_class(name == status, f"-{name}")
-        label = self.STATUS_LABELS[status]
-        who = f" by {self.by}" if self.by and self.by != "user" and status != "pending" else ""
+        self.status = status
+        self._show_header()  # ``by`` may change without the status
+
+    def _show_header(self) -> None:
+        label = self.STATUS_LABELS[self.status]
+        shown_by = self.by and self.by != "user" and self.status not in ("proposed", "pending")
+        who = f" by {self.by}" if shown_by else ""
         took = f" · {self.duration_ms / 1000:.1f} s" if self.duration_ms is not None else ""
         self._header.update(literal(f"{self.tool} · {self.risk} · {label}{who}{took}"))
-        self._hint.display = status == "pending"
 
-    def offer_always(self, allows: list[str]) -> None:
-        """Say what "always" would allow from now on, or that it is not offered."""
+    def await_decision(self, allows: list[str], dangerous: bool) -> None:
+        """Wait for the user: say what "always" would allow from now on, or why it is not
+        offered. The keys count once ``armed`` is set."""
         if allows:
-            text = f"y approve · a always ({', '.join(allows)}, this session) · n deny"
+            self._choices = f"y approve · a always ({', '.join(allows)}, this session) · n deny"
+        elif dangerous:
+            self._choices = 'y approve once · n deny · (no "always" for a dangerous call)'
         else:
-            text = 'y approve once · n deny · (no "always" for a dangerous call)'
-        self._hint.update(literal(text))
+            self._choices = "y approve once · n deny · (no rule could describe this call)"
+        self.status = "pending"
+        self._show_hint()
+
+    def _show_hint(self) -> None:
+        prefix = "" if self.armed else "(keys count in a moment) "
+        self._hint.update(literal(prefix + self._choices))
 
     def add_output(self, text: str) -> None:
         self._output = (self._output + text)[-OUTPUT_KEEP_CHARS:]
