@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 import platformdirs  # noqa: E402
 
 from pheron_tui.core.bus import EventBus  # noqa: E402
+from pheron_tui.core.call_format import call_format, planning_request  # noqa: E402
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
+from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
-from pheron_tui.core.prompts import legacy_planning_system, native_planning_system  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
-from pheron_tui.core.tools import ubid  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (
@@ -138,22 +138,13 @@ def tool_specs(functions: list[dict]) -> list[ToolSpec]:
 
 def request_for(provider: Any, case: dict, specs: list[ToolSpec]) -> CompletionRequest:
     """The orchestrator's first planning request for this question and these tools."""
-    legacy = not provider.native_tools
-    workspace = Path(".").resolve()
-    if legacy:
-        system = legacy_planning_system(
-            workspace, specs, {s.function.name: ubid(s.function.name) for s in specs}
-        )
-    else:
-        system = native_planning_system(workspace)
     turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
-    return CompletionRequest(
-        messages=[Message(role="system", content=system), *turns],
-        tools=specs,
-        tool_choice="required" if legacy else "auto",
-        enable_thinking=True,
-        max_tokens=2048,  # the orchestrator's plan_max_tokens
-        purpose="plan",
+    return planning_request(
+        call_format(provider),
+        Path(".").resolve(),
+        specs,
+        turns,
+        max_tokens=AgentSettings.plan_max_tokens,
     )
 
 

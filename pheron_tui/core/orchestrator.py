@@ -19,23 +19,18 @@ from typing import Any
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
+from pheron_tui.core.call_format import CallFormat, call_format, planning_request
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import classify
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
-from pheron_tui.core.prompts import (
-    CHAT_SYSTEM,
-    call_error_message,
-    legacy_planning_system,
-    native_planning_system,
-    observation_message,
-)
+from pheron_tui.core.prompts import CHAT_SYSTEM, observation_message
 from pheron_tui.core.provider import Provider, ProviderError, ToolsRejected
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
-from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry, ubid
+from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
 
@@ -277,42 +272,13 @@ class Orchestrator:
         return TurnResult("finished", answer=reply.answer)
 
     # -- task ----------------------------------------------------------------------------------
-    def _planning_request(
-        self, legacy: bool, step: int = 1, answer_now: bool = False, must_call: bool = False
-    ) -> CompletionRequest:
-        workspace = self.settings.workspace.resolve()
-        specs = self.registry.specs()
-        if legacy:
-            ubids = {spec.function.name: ubid(spec.function.name) for spec in specs}
-            system = legacy_planning_system(workspace, specs, ubids)
-        else:
-            system = native_planning_system(workspace)
-        return CompletionRequest(
-            messages=[Message(role="system", content=system), *self.history],
-            # Legacy prompts describe the tools in the system prompt; the specs still travel
-            # so an engine can constrain the CALL to them. A model without native tool
-            # calling is asked for a call outright on the first step: small ones otherwise
-            # describe the answer instead of looking it up.
-            tools=specs,
-            # A legacy model that asked back the request itself, or said nothing, must act next
-            # (native models are told so in words: a forced native call can run on and on).
-            tool_choice="none"
-            if answer_now
-            else "required"
-            if legacy and (must_call or step == 1)
-            else "auto",
-            enable_thinking=True,
-            max_tokens=self.settings.plan_max_tokens,
-            purpose="plan",
-        )
-
     async def _run_task(self, turn_id: int, state: _TaskState) -> TurnResult:
         schemas = self.registry.schemas()
         for step in range(1, self.settings.max_steps + 1):
             answer_now, state.answer_now = state.answer_now, False
             must_call, state.must_call = state.must_call, False
             reply = await self._plan_step(turn_id, step, answer_now, must_call)
-            legacy = not self.provider.native_tools
+            fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
             if answer_now and (parsed.kind == "tool_calls" or not parsed.text):
                 # Asked for the answer, the model still only repeats the call (small models
@@ -339,7 +305,7 @@ class Orchestrator:
             if parsed.kind == "tool_calls":
                 calls.extend(parsed.calls)
             if calls:
-                await self._run_calls(turn_id, state, reply, parsed.text, calls, legacy)
+                await self._run_calls(turn_id, state, reply, parsed.text, calls, fmt)
                 continue
             if not parsed.text:
                 self._remember(
@@ -363,18 +329,23 @@ class Orchestrator:
     ) -> StreamedReply:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched)."""
-        legacy = not self.provider.native_tools
+        fmt = call_format(self.provider)
+        request = planning_request(
+            fmt,
+            self.settings.workspace.resolve(),
+            self.registry.specs(),
+            self.history,
+            max_tokens=self.settings.plan_max_tokens,
+            step=step,
+            answer_now=answer_now,
+            must_call=must_call,
+        )
         try:
             return await stream_reply(
-                self.provider,
-                self.bus,
-                turn_id,
-                self._planning_request(legacy, step, answer_now, must_call),
-                step=step,
-                hold_markup=True,
+                self.provider, self.bus, turn_id, request, step=step, hold_markup=True
             )
         except ToolsRejected as exc:
-            if legacy or self.provider.native_tools:  # it did not switch: do not loop
+            if call_format(self.provider) == fmt:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
             return await self._plan_step(turn_id, step, answer_now, must_call)
@@ -435,7 +406,7 @@ class Orchestrator:
         reply: StreamedReply,
         prose: str,
         calls: list[ParsedCall],
-        legacy: bool,
+        fmt: CallFormat,
     ) -> None:
         # Every call in the reply, in order: a PreparedCall to run, or the problem to report.
         planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
@@ -448,10 +419,7 @@ class Orchestrator:
                 planned.append((call_id, call, self.registry.prepare(call.name, call.arguments)))
             except ToolCallError as exc:
                 planned.append((call_id, call, str(exc)))
-        # Native path: a call that could not run is still answered as a tool result. A user
-        # message instead would start a new "query" for Qwen-style templates, which then drop
-        # the reasoning of the whole loop so far and with it the prompt cache.
-        native_calls = [
+        structured = [
             ToolCall(
                 id=call_id,
                 name=item.tool.name
@@ -461,14 +429,7 @@ class Orchestrator:
             )
             for call_id, call, item in planned
         ]
-        self._remember(
-            Message(
-                role="assistant",
-                content=reply.answer if legacy else prose,
-                reasoning_content=reply.think or None,
-                tool_calls=[] if legacy else native_calls,
-            )
-        )
+        self._remember(fmt.assistant_message(reply.answer, prose, reply.think, structured))
         for call_id, call, item in planned:
             if isinstance(item, str):
                 self.bus.emit(
@@ -478,8 +439,8 @@ class Orchestrator:
                     recoverable=True,
                     kind="tool_call",
                 )
-                self._answer_call(
-                    call_id, call.name or "invalid_call", call_error_message(item, legacy), legacy
+                self._remember(
+                    fmt.result_message(call_id, call.name or "invalid_call", fmt.call_error(item))
                 )
                 self._note_outcome(state, ("malformed", item), "failed")
                 continue
@@ -489,7 +450,7 @@ class Orchestrator:
                 # them nothing new; saying so, and asking for the answer, does. Not an error
                 # the user has to read: the answer follows.
                 log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
-                self._answer_call(call_id, item.tool.name, REPEATED_CALL_MESSAGE, legacy)
+                self._remember(fmt.result_message(call_id, item.tool.name, REPEATED_CALL_MESSAGE))
                 state.answer_now = True
                 continue
             outcome = await self.executor.run(turn_id, call_id, item)
@@ -497,20 +458,9 @@ class Orchestrator:
             state.last_success = key if outcome.ok else None
             state.last_result = (item.tool.name, observation)
             state.observations.append(f"{item.tool.name}: {observation}")
-            self._answer_call(
-                call_id,
-                item.tool.name,
-                observation_message(item.tool.name, observation, self.provider.special_tokens),
-                legacy,
-            )
+            shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
+            self._remember(fmt.result_message(call_id, item.tool.name, shown))
             self._note_outcome(state, key, outcome.status)
-
-    def _answer_call(self, call_id: str, tool: str, content: str, legacy: bool) -> None:
-        """A call's result in the history: a tool message, or (legacy) a user message."""
-        if legacy:
-            self._remember(Message(role="user", content=content))
-        else:
-            self._remember(Message(role="tool", content=content, tool_call_id=call_id, name=tool))
 
     @staticmethod
     def _note_outcome(state: _TaskState, key: tuple[str, str], status: ev.CallStatus) -> None:

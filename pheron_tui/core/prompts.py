@@ -147,12 +147,3 @@ def observation_message(tool: str, observation: str, special_tokens: Sequence[st
     ends where we end it.
     """
     return f'<tool_output tool="{tool}">\n{defuse(observation, special_tokens)}\n</tool_output>'
-
-
-def call_error_message(problem: str, legacy: bool) -> str:
-    form = (
-        'CALL(tool_name) WITH {"argument": "value"}'
-        if legacy
-        else '<tool_call>{"name": "tool_name", "arguments": {...}}</tool_call>'
-    )
-    return f"Your tool call could not be run: {problem}. Fix it and try again, using {form}."

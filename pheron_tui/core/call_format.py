@@ -1,0 +1,112 @@
+"""How tool calls travel between us and a model: native or legacy.
+
+``native``: the tools go through the model's own chat template, calls come back as
+``<tool_call>`` (or the server's tool-call deltas) and results go in as tool messages.
+``legacy``: the tools are described in the system prompt, the model writes
+``CALL(tool) WITH {…}`` and results go in as user messages. Everything that differs between
+the two lives here, so the turn itself never asks which one it speaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
+from pheron_tui.core.prompts import legacy_planning_system, native_planning_system
+from pheron_tui.core.provider import Provider
+from pheron_tui.core.tools import ubid
+
+ToolChoice = Literal["auto", "required", "none"]
+
+
+@dataclass(frozen=True)
+class CallFormat:
+    name: Literal["native", "legacy"]
+
+    @property
+    def legacy(self) -> bool:
+        return self.name == "legacy"
+
+    def system_prompt(self, workspace: Path, specs: Sequence[ToolSpec]) -> str:
+        if self.legacy:
+            ubids = {spec.function.name: ubid(spec.function.name) for spec in specs}
+            return legacy_planning_system(workspace, list(specs), ubids)
+        return native_planning_system(workspace)
+
+    def tool_choice(self, step: int, answer_now: bool, must_call: bool) -> ToolChoice:
+        """``none`` when the answer is due. A legacy model is asked for a call outright on the
+        first step (small ones otherwise describe the answer instead of looking it up) and
+        whenever it asked the request back or said nothing; a native one is told in words,
+        since a forced native call can run on and on."""
+        if answer_now:
+            return "none"
+        if self.legacy and (must_call or step == 1):
+            return "required"
+        return "auto"
+
+    def assistant_message(
+        self, answer: str, prose: str, think: str, calls: list[ToolCall]
+    ) -> Message:
+        """The model's reply as the history keeps it: legacy keeps the CALL text as written,
+        native keeps the prose and the structured calls."""
+        return Message(
+            role="assistant",
+            content=answer if self.legacy else prose,
+            reasoning_content=think or None,
+            tool_calls=[] if self.legacy else calls,
+        )
+
+    def result_message(self, call_id: str, tool: str, content: str) -> Message:
+        """A call's result. Native results are tool messages even for a call that could not
+        run: a user message would start a new "query" for Qwen-style templates, which then
+        drop the loop's reasoning and with it the prompt cache."""
+        if self.legacy:
+            return Message(role="user", content=content)
+        return Message(role="tool", content=content, tool_call_id=call_id, name=tool)
+
+    def call_error(self, problem: str) -> str:
+        """What the model is told about a call that could not be run, with the form to use."""
+        form = (
+            'CALL(tool_name) WITH {"argument": "value"}'
+            if self.legacy
+            else '<tool_call>{"name": "tool_name", "arguments": {...}}</tool_call>'
+        )
+        return f"Your tool call could not be run: {problem}. Fix it and try again, using {form}."
+
+
+NATIVE = CallFormat("native")
+LEGACY = CallFormat("legacy")
+
+
+def call_format(provider: Provider) -> CallFormat:
+    """The format this provider speaks now (a server that rejects ``tools`` switches)."""
+    return NATIVE if provider.native_tools else LEGACY
+
+
+def planning_request(
+    fmt: CallFormat,
+    workspace: Path,
+    specs: list[ToolSpec],
+    history: Sequence[Message],
+    *,
+    max_tokens: int,
+    step: int = 1,
+    answer_now: bool = False,
+    must_call: bool = False,
+) -> CompletionRequest:
+    """One planning request. Legacy prompts describe the tools in the system prompt; the specs
+    still travel so an engine can constrain the CALL to them."""
+    return CompletionRequest(
+        messages=[
+            Message(role="system", content=fmt.system_prompt(workspace, specs)),
+            *history,
+        ],
+        tools=specs,
+        tool_choice=fmt.tool_choice(step, answer_now, must_call),
+        enable_thinking=True,
+        max_tokens=max_tokens,
+        purpose="plan",
+    )
