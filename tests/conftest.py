@@ -1,14 +1,22 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus, Subscription
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
 from pheron_tui.providers.scripted import ScriptedProvider
 from pheron_tui.tools.builtin import default_registry
+
+# Property tests run a quick pass by default; HYPOTHESIS_PROFILE=deep digs before a release
+# (10,000 cases each: the turn fuzz alone then takes ~5 minutes).
+settings.register_profile("quick", max_examples=400, deadline=None)
+settings.register_profile("deep", max_examples=10_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 
 @pytest.fixture(autouse=True)
@@ -20,8 +28,6 @@ def _isolated_config(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
-    import os
-
     for name in list(os.environ):
         if name.startswith("PHERON_"):
             monkeypatch.delenv(name)

@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pheron_tui.tools.shell_risk import assess_shell
@@ -129,7 +129,6 @@ INTERPRETER = st.sampled_from(
 JOIN = st.sampled_from(["; ", " && ", " || ", "\n", " | "])
 
 
-@settings(max_examples=300, deadline=None)
 @given(before=SAFE_WORD, program=COMPUTED, args=SAFE_WORD, joiner=JOIN, after=SAFE_WORD)
 def test_fuzz_any_line_with_a_computed_program_is_dangerous(
     before: str, program: str, args: str, joiner: str, after: str, tmp_path_factory
@@ -139,7 +138,6 @@ def test_fuzz_any_line_with_a_computed_program_is_dangerous(
     assert assess_shell(line, workspace).tier == "dangerous", line
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     feeder=SAFE_WORD,
     interpreter=INTERPRETER,
@@ -154,7 +152,6 @@ def test_fuzz_an_interpreter_fed_from_a_pipe_is_dangerous(
     assert assess_shell(line, workspace).tier == "dangerous", line
 
 
-@settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=200))
 def test_fuzz_the_parser_and_rater_never_raise(text: str, tmp_path_factory) -> None:
     risk = assess_shell(text, tmp_path_factory.getbasetemp())

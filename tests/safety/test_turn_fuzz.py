@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import get_args
@@ -24,7 +23,6 @@ from pheron_tui.core.tools import ToolContext, ToolRegistry, ToolResult
 from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.tools.builtin import ShellExec, builtin_tools
 
-EXAMPLES = int(os.environ.get("PHERON_FUZZ_EXAMPLES", "10000"))
 TOOLS = ["read_file", "list_dir", "search_files", "write_file", "edit_file", "shell_exec", "rm"]
 
 
@@ -190,8 +188,6 @@ async def one_turn(replies: dict, native: bool) -> None:
 
 
 @settings(
-    max_examples=EXAMPLES,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
 )

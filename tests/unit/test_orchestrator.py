@@ -71,7 +71,9 @@ async def test_ask_policy_waits_for_the_user(make_agent) -> None:
         ("auto_approved", "rule:session: allow list_dir"),
     ]
     [changed] = agent.of("RulesChanged")
-    assert [(r.action, r.tool, r.scope) for r in changed.rules] == [("allow", "list_dir", "session")]
+    assert [(r.action, r.tool, r.scope) for r in changed.rules] == [
+        ("allow", "list_dir", "session")
+    ]
     assert len(agent.of("ToolCallAwaitingDecision")) == 1  # the second call matched the rule
 
 

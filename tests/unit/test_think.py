@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pheron_tui.core.think import ThinkGuard, extract_think_block, split_stream
@@ -111,7 +111,6 @@ def test_extract_without_thinking() -> None:
     assert extract_think_block("  just an answer ") == ("", "just an answer")
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     before=st.text(alphabet="ab <>/\n", max_size=20),
     inner=st.text(alphabet="xy <>\n", max_size=20),
@@ -125,7 +124,6 @@ def test_random_chunkings_agree_with_the_unchunked_stream(
     assert split_stream(chunkings(text, cuts)) == split_stream([text])
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(max_size=30), max_size=12), st.booleans())
 def test_garbage_never_raises_and_nothing_is_invented(chunks: list[str], opened: bool) -> None:
     think, answer = split_stream(chunks, starts_in_think=opened)
