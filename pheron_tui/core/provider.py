@@ -31,6 +31,14 @@ class Provider(Protocol):
     """Short provider name for the status bar (``mlx``, ``openai``, ``scripted``)."""
     model: str
     """What the user asked for, as they named it."""
+    engine_reason: str
+    """Why this engine runs the model when the user left the choice to us (``auto: Apple
+    Silicon``); empty when they chose it."""
+
+    @property
+    def display_model(self) -> str:
+        """The model as the status bar names it (a file's name, ``model @ host``)."""
+        ...
 
     @property
     def native_tools(self) -> bool:

@@ -25,6 +25,7 @@ from pheron_tui.providers.threaded import Emit, stream_on_thread
 
 class InProcessEngine(ABC):
     name: str
+    engine_reason = ""
 
     def __init__(self, model: str, constrained: bool) -> None:
         self.model = model

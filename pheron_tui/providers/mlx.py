@@ -27,7 +27,7 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.core.provider import ProviderError
+from pheron_tui.core.provider import ProviderError, ScoringUnavailable
 from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
 from pheron_tui.providers.grammar import CallFormat, detect_format
@@ -254,6 +254,11 @@ class MLXProvider(InProcessEngine):
         first tokens differ (the usual case for single-word labels)."""
         import mlx.core as mx
 
+        firsts = {o: {v[0] for v in self._variants(o) if v} for o in options}
+        for option in options:
+            if any(firsts[option] & firsts[other] for other in options if other != option):
+                # One forward pass cannot tell them apart: the caller generates instead.
+                raise ScoringUnavailable(f"cannot score {options}: their first tokens are the same")
         prompt = self._render(request, generation=True, thinking=False)
         cache, reused = self._cached_prefix(prompt)
         logits = None
@@ -263,13 +268,9 @@ class MLXProvider(InProcessEngine):
         assert logits is not None
         logprobs = logits[0, -1] - mx.logsumexp(logits[0, -1])
         self._cache.insert_cache(self.model, list(prompt), cache)
-        firsts = {o: {v[0] for v in self._variants(o) if v} for o in options}
         scores: dict[str, float] = {}
         for option in options:
             ids = sorted(firsts[option])
-            clash = any(firsts[option] & firsts[other] for other in options if other != option)
-            if clash:
-                raise ProviderError(f"cannot score {options}: their first tokens are the same")
             scores[option] = float(mx.logsumexp(logprobs[mx.array(ids)]).item())
         self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reused)
         return scores

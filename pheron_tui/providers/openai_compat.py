@@ -71,6 +71,7 @@ class ReplyProgress:
 
 class OpenAIProvider:
     name = "openai"
+    engine_reason = ""
     score_top_n = 10
     """Alternatives asked for when scoring options (OpenAI's API allows 20 at most)."""
     scrub_replies = True

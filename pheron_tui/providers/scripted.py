@@ -77,6 +77,7 @@ def load_script(path: Path) -> Script:
 
 class ScriptedProvider:
     name = "scripted"
+    engine_reason = ""
 
     def __init__(self, script: Script, model: str = "script") -> None:
         self.script = script
@@ -92,6 +93,10 @@ class ScriptedProvider:
     @property
     def special_tokens(self) -> tuple[str, ...]:
         return ()  # not known here; the common chat-template markers are defused anyway
+
+    @property
+    def display_model(self) -> str:
+        return self.model
 
     @property
     def native_tools(self) -> bool:

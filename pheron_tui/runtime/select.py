@@ -23,7 +23,7 @@ def create_provider(settings: Settings) -> Provider:
     if settings.provider == "auto":
         engine, why = choose_engine()
         provider = create_provider(settings.model_copy(update={"provider": engine}))
-        provider.engine_reason = f"auto: {why}"  # type: ignore[attr-defined]
+        provider.engine_reason = f"auto: {why}"
         return provider
     if settings.provider == "scripted":
         from pheron_tui.providers.scripted import ScriptedProvider, load_script

@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
 
 from pheron_tui.core import events as ev
 from pheron_tui.core.bus import coalesce
@@ -41,6 +42,12 @@ def _styles_path() -> Path:
 
 
 STATE_LABELS = {"chat": "answering", "task": "planning"}
+WORKER_ROLES = {
+    "bus": "The display of the agent's events",
+    "load": "Loading the model",
+    "replay": "The replay",
+    "turn": "The turn",
+}
 
 
 class PheronApp(App[None]):
@@ -104,10 +111,12 @@ class PheronApp(App[None]):
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
         provider = self.runtime.provider
-        engine = provider.name
-        if reason := getattr(provider, "engine_reason", ""):
-            engine += f" ({reason})"
-        status.model = f"{engine}: {getattr(provider, 'display_model', provider.model)}"
+        engine = (
+            f"{provider.name} ({provider.engine_reason})"
+            if provider.engine_reason
+            else provider.name
+        )
+        status.model = f"{engine}: {provider.display_model}"
         self.pump()
         if self.replay is not None:
             prompt = self.query_one("#prompt", Input)
@@ -182,6 +191,18 @@ class PheronApp(App[None]):
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, text: str) -> None:
         await self.orchestrator.submit(text)
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that dies says so: without the bus pump the screen would just stop."""
+        if event.state != WorkerState.ERROR or self._quitting:
+            return
+        error = event.worker.error
+        what = WORKER_ROLES.get(event.worker.group, event.worker.name)
+        message = f"{what} stopped: {type(error).__name__}: {error}"
+        self.notify(message, title="Internal error", severity="error", timeout=30)
+        await self.query_one(ChatPane).add_note(f"Error: {message}", "error")
+        if event.worker.group == "bus":
+            self.query_one(StatusBar).state = "display stopped; restart the app"
 
     # -- actions ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -9,6 +9,7 @@ import pytest
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.messages import CompletionRequest, Message
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.core.provider import ScoringUnavailable
 from pheron_tui.providers.mlx import MLXProvider
 from pheron_tui.tools.builtin import default_registry
 
@@ -118,6 +119,17 @@ async def test_label_scoring_is_one_forward_pass_over_real_logits(tiny_folder: P
     again = await provider.score_choices(request, ["chat", "task"])
     assert again == pytest.approx(scores, abs=1e-4)  # from the cached prompt, same answer
     assert provider.last_usage.cached_tokens >= provider.last_usage.prompt_tokens - 2
+    await provider.aclose()
+
+
+async def test_options_with_the_same_first_token_fall_back_to_generating(
+    tiny_folder: Path,
+) -> None:
+    provider = MLXProvider(str(tiny_folder))
+    await provider.load()
+    request = CompletionRequest(messages=[Message(role="user", content="hi")], purpose="classify")
+    with pytest.raises(ScoringUnavailable):  # not a ProviderError that fails the turn
+        await provider.score_choices(request, ["task", "tasks"])
     await provider.aclose()
 
 

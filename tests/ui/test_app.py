@@ -11,6 +11,7 @@ from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.ui.screens.help import HELP
 from pheron_tui.ui.widgets.chat import AssistantMessage, Note, UserMessage
 from pheron_tui.ui.widgets.critic import VerdictCard
+from pheron_tui.ui.widgets.status import StatusBar
 from pheron_tui.ui.widgets.tool_log import ToolCard
 
 from ..processes import running_with
@@ -244,3 +245,15 @@ def test_help_lists_every_key() -> None:
     for binding in PheronApp.BINDINGS:
         assert f"`{binding.key}`" in HELP, binding.key
     assert "to close this help" in HELP
+
+
+async def test_a_worker_that_dies_says_so(workspace: Path, monkeypatch) -> None:
+    async def broken_pump(bus, post) -> None:
+        raise RuntimeError("the pump broke")
+
+    monkeypatch.setattr("pheron_tui.ui.app.pump_events", broken_pump)
+    app = make_app(workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "stopped" in app.query_one(StatusBar).state)
+        notes = " ".join(str(n.render()) for n in app.query(Note))
+        assert "RuntimeError: the pump broke" in notes
