@@ -1,8 +1,8 @@
 """EventBus: publish / subscribe with a bounded queue per subscriber.
 
 Publishing never blocks and never waits for a subscriber. When a subscriber falls behind, its
-queue merges consecutive text deltas of the same kind instead of growing; control events are
-never merged or dropped, so a queue holds at most ``maxsize`` items plus its control events.
+queue merges text deltas of the same block instead of growing; control events are never
+merged or dropped (see ``Subscription``).
 """
 
 from __future__ import annotations
@@ -30,52 +30,56 @@ def _mergeable(tail: Event, event: Event) -> bool:
     return True
 
 
+class _Entry:
+    """A queued event and the deltas merged into it but not yet folded in: folding happens
+    once, when the entry is read, not once per delta."""
+
+    __slots__ = ("event", "extra")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.extra: list[Event] = []
+
+    def sealed(self) -> Event:
+        """The event with the merged text. It keeps its own ``seq``: a delta may be merged
+        into an entry with later ones behind it, and seqs must still read in order."""
+        if not self.extra:
+            return self.event
+        text = self.event.text + "".join(e.text for e in self.extra)  # type: ignore[attr-defined]
+        return self.event.model_copy(update={"text": text})
+
+
 class Subscription:
-    """One subscriber's queue. Iterate it with ``async for``; it ends when the bus closes."""
+    """One subscriber's queue. Iterate it with ``async for``; it ends when the bus closes.
+
+    Once it holds ``maxsize`` events, a delta joins the latest queued delta of its own block
+    among the deltas since the last control event (a think block, the answer, one call's
+    output), so interleaved streams merge too; control events are never merged or dropped.
+    The queue then holds at most ``maxsize`` events, plus control events, plus one delta per
+    block open between two control events."""
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
         self.merged = 0
         """How many deltas were folded into earlier ones because this subscriber lagged."""
-        self._items: deque[Event] = deque()
-        self._extra: list[Event] = []
-        """Deltas merged into the tail but not yet folded into it."""
+        self._items: deque[_Entry] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
 
     def put(self, event: Event) -> None:
         items = self._items
-        if self._extra:
-            if isinstance(event, DELTA_TYPES) and _mergeable(items[-1], event):
-                self._extra.append(event)
-                self.merged += 1
-                return
-            self._seal()
-        if (
-            len(items) >= self.maxsize
-            and isinstance(event, DELTA_TYPES)
-            and _mergeable(items[-1], event)
-        ):
-            self._extra.append(event)
-            self.merged += 1
-            return
-        items.append(event)
+        if len(items) >= self.maxsize and isinstance(event, DELTA_TYPES):
+            for entry in reversed(items):
+                if not isinstance(entry.event, DELTA_TYPES):
+                    break  # never move text to before a control event
+                if _mergeable(entry.event, event):
+                    entry.extra.append(event)
+                    self.merged += 1
+                    return
+        items.append(_Entry(event))
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
-
-    def _seal(self) -> None:
-        """Fold the deltas waiting behind the tail into it (done once, not once per delta)."""
-        tail, extra = self._items[-1], self._extra
-        text = tail.text + "".join(e.text for e in extra)  # type: ignore[attr-defined]
-        self._items[-1] = tail.model_copy(
-            update={"text": text, "seq": extra[-1].seq, "ts": extra[-1].ts}
-        )
-        self._extra = []
-
-    def _ready(self) -> None:
-        if self._extra and len(self._items) == 1:
-            self._seal()
 
     def close(self) -> None:
         self._closed = True
@@ -83,17 +87,11 @@ class Subscription:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def get_nowait(self) -> Event | None:
-        self._ready()
-        return self._items.popleft() if self._items else None
-
     def drain(self) -> list[Event]:
         """Everything queued now, oldest first."""
-        if self._extra:
-            self._seal()
-        items = list(self._items)
+        events = [entry.sealed() for entry in self._items]
         self._items.clear()
-        return items
+        return events
 
     def __len__(self) -> int:
         return len(self._items)
@@ -110,8 +108,7 @@ class Subscription:
                 await self._waiter
             finally:
                 self._waiter = None
-        self._ready()
-        return self._items.popleft()
+        return self._items.popleft().sealed()
 
 
 class EventBus:

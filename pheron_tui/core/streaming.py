@@ -34,7 +34,16 @@ def repeating_tail(text: str) -> str | None:
     runs out; spotting it early saves the user minutes."""
     if len(text) < LOOP_MIN_CHARS:
         return None
-    for period in range(4, min(LOOP_MAX_PERIOD, len(text) // 3) + 1):
+    # A period p can only repeat if the last few characters also sit p earlier: find those
+    # places (str.rfind, nearest first) instead of trying every p.
+    key_len = 4
+    key, end = text[-key_len:], len(text) - key_len
+    limit = min(LOOP_MAX_PERIOD, len(text) // 3)
+    pos = text.rfind(key, 0, len(text) - 1)
+    while pos != -1:
+        period = end - pos
+        if period > limit:
+            break
         times = max(3, -(-LOOP_MIN_CHARS // period))
         if times * period > len(text):
             break
@@ -42,6 +51,7 @@ def repeating_tail(text: str) -> str | None:
         repeated = all(text[-(i + 1) * period : -i * period] == unit for i in range(1, times))
         if repeated and unit.strip():
             return unit
+        pos = text.rfind(key, 0, pos + key_len - 1)
     return None
 
 

@@ -48,11 +48,33 @@ async def test_deltas_of_different_blocks_are_not_merged() -> None:
     assert [getattr(e, "text", "") for e in sub.drain()] == ["a", "b", "1", "2"]
 
 
-async def test_publishing_never_waits_for_a_subscriber() -> None:
+async def test_a_subscriber_nobody_reads_stays_small() -> None:
     bus = EventBus("s")
-    bus.add_subscriber(maxsize=2)  # nobody reads this one
+    idle = bus.add_subscriber(maxsize=2)  # nobody reads this one
     for _ in range(10_000):
-        bus.emit(ev.AnswerDelta, 1, text="x")  # returns at once; would hang if it blocked
+        bus.emit(ev.AnswerDelta, 1, text="x")
+    assert len(idle) == 2 and idle.merged == 9_998
+
+
+async def test_interleaved_streams_merge_too() -> None:
+    # Thinking and answer deltas alternate with a thinking model; each merge target used to be
+    # only the tail, so this queue grew to 10,000 events.
+    bus = EventBus("s")
+    slow = bus.add_subscriber(maxsize=4)
+    bus.emit(ev.TurnStarted, 1, prompt="p")
+    for i in range(5_000):
+        bus.emit(ev.ThinkDelta, 1, text="t", phase="plan", step=1)
+        bus.emit(ev.AnswerDelta, 1, text=str(i % 10))
+    bus.emit(ev.ToolCallStarted, 1, call_id="c")
+    bus.emit(ev.AnswerDelta, 1, text="after")
+    assert len(slow) <= 4 + 2
+    events = slow.drain()
+    answer = "".join(e.text for e in events if isinstance(e, ev.AnswerDelta))
+    assert answer == "".join(str(i % 10) for i in range(5_000)) + "after"
+    assert "".join(e.text for e in events if isinstance(e, ev.ThinkDelta)) == "t" * 5_000
+    # Text never moves to before a control event.
+    assert isinstance(events[-2], ev.ToolCallStarted) and events[-1].text == "after"
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
 
 
 async def test_async_iteration_ends_when_the_bus_closes() -> None:
