@@ -149,6 +149,8 @@ class Usage(Event):
     ttft_ms: float
     purpose: Phase = "chat"
     mask_ms_per_token: float = 0.0
+    estimated: bool = False
+    """Counted from streamed chunks because the provider reported no usage."""
 
 
 class ModelLoading(Event):

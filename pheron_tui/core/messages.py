@@ -81,16 +81,9 @@ class Usage(BaseModel):
     ttft_ms: float = 0.0
     mask_ms_per_token: float = 0.0
     """Time spent building tool-call masks per constrained token (0 when unconstrained)."""
-
-
-class CompletionResponse(BaseModel):
-    """A whole reply, after the think guard and the parser have run."""
-
-    content: str = ""
-    think: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    usage: Usage | None = None
-    finish_reason: str | None = None
+    estimated: bool = False
+    """The provider reported nothing: streamed chunks stand in for tokens, and the prompt is
+    unknown (0)."""
 
 
 # --- stream chunks ---------------------------------------------------------------------------

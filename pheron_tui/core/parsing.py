@@ -48,7 +48,6 @@ class ParsedCall:
     arguments: dict[str, Any] = field(default_factory=dict)
     form: Literal["json", "xml", "legacy", "provider"] = "json"
     error: str | None = None
-    raw: str = ""
 
 
 @dataclass
@@ -115,9 +114,7 @@ def _strip_one_newline(value: str) -> str:
 def _parse_xml_call(body: str, schemas: Mapping[str, Mapping[str, Any]]) -> ParsedCall:
     match = _FUNCTION_RE.search(body)
     if match is None:
-        return ParsedCall(
-            name="", form="xml", error="no <function=NAME> inside <tool_call>", raw=body
-        )
+        return ParsedCall(name="", form="xml", error="no <function=NAME> inside <tool_call>")
     name = match.group(1).strip()
     properties = (schemas.get(name) or {}).get("properties", {})
     arguments: dict[str, Any] = {}
@@ -127,7 +124,7 @@ def _parse_xml_call(body: str, schemas: Mapping[str, Mapping[str, Any]]) -> Pars
     arguments, error = decode_arguments(arguments)
     if error is None and "</function>" not in body:
         error = "the call was cut off before </function>"
-    return ParsedCall(name=name, arguments=arguments, form="xml", error=error, raw=body)
+    return ParsedCall(name=name, arguments=arguments, form="xml", error=error)
 
 
 MAX_ARGUMENT_DEPTH = 32
@@ -191,16 +188,15 @@ def _parse_json_call(body: str) -> ParsedCall:
         return ParsedCall(
             name=_guess_name(text),
             form="json",
-            raw=body,
             error=f"the call is not valid JSON ({_json_problem(exc)})",
         )
     if not isinstance(data, dict):
-        return ParsedCall(name="", form="json", raw=body, error="the call must be a JSON object")
+        return ParsedCall(name="", form="json", error="the call must be a JSON object")
     name = data.get("name")
     if not isinstance(name, str) or not name:
-        return ParsedCall(name="", form="json", raw=body, error='the call has no "name"')
+        return ParsedCall(name="", form="json", error='the call has no "name"')
     arguments, error = decode_arguments(data.get("arguments", data.get("parameters")))
-    return ParsedCall(name=name, arguments=arguments, form="json", error=error, raw=body)
+    return ParsedCall(name=name, arguments=arguments, form="json", error=error)
 
 
 def _guess_name(text: str) -> str:
@@ -274,16 +270,14 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
     for match in _LEGACY_RE.finditer(text):
         target = match.group(1).strip().strip("[]\"'")
         rest = text[match.end() :].lstrip()
-        raw = match.group(0) + rest[:200]
         if not target:
-            calls.append(ParsedCall(name="", form="legacy", raw=raw, error="CALL() names no tool"))
+            calls.append(ParsedCall(name="", form="legacy", error="CALL() names no tool"))
             continue
         if not rest.startswith("{"):
             calls.append(
                 ParsedCall(
                     name=target,
                     form="legacy",
-                    raw=raw,
                     error="CALL(...) must be followed by WITH {json arguments}",
                 )
             )
@@ -295,15 +289,12 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
                 ParsedCall(
                     name=target,
                     form="legacy",
-                    raw=raw,
                     error=f"arguments are not valid JSON ({_json_problem(exc)})",
                 )
             )
             continue
         decoded, error = decode_arguments(arguments)
-        calls.append(
-            ParsedCall(name=target, arguments=decoded, form="legacy", error=error, raw=raw)
-        )
+        calls.append(ParsedCall(name=target, arguments=decoded, form="legacy", error=error))
     return calls
 
 

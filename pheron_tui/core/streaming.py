@@ -225,6 +225,7 @@ async def stream_reply(
         ttft_ms=usage.ttft_ms,
         purpose=phase,
         mask_ms_per_token=usage.mask_ms_per_token,
+        estimated=usage.estimated,
     )
     return reply
 
@@ -235,4 +236,4 @@ def _estimate_usage(chunks: int, started: float, first_token_at: float | None) -
     ttft = ((first_token_at or now) - started) * 1000
     generating = now - (first_token_at or now)
     rate = chunks / generating if generating > 0 and chunks > 1 else 0.0
-    return Usage(completion_tokens=chunks, tokens_per_s=rate, ttft_ms=ttft)
+    return Usage(completion_tokens=chunks, tokens_per_s=rate, ttft_ms=ttft, estimated=True)

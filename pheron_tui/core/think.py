@@ -4,8 +4,6 @@
 text on both sides of a tag in one chunk is kept, the prompt may already have opened the think
 block (Qwen3.5), a block may be left open at the end, and a reply may use the plain-text style
 ("Thinking Process:" … "Final Answer:") instead of tags.
-
-``extract_think_block`` does the same for a whole reply.
 """
 
 from __future__ import annotations
@@ -60,7 +58,6 @@ class ThinkGuard:
         self._line_is_prose = False
         """In plain mode: the current line is known not to be a conclusion marker."""
         self._strip: Kind | None = "think" if starts_in_think else "answer"
-        self.saw_think = starts_in_think
         self._answered = False
         """Has any answer text been emitted yet?"""
 
@@ -97,9 +94,7 @@ class ThinkGuard:
             self._strip = None
         elif not text:
             return
-        if kind == "think":
-            self.saw_think = True
-        else:
+        if kind == "answer":
             self._answered = True
         if out and out[-1][0] == kind:
             out[-1] = (kind, out[-1][1] + text)
@@ -131,14 +126,12 @@ class ThinkGuard:
             if core.startswith(PLAIN_HEADER):
                 rest = buf[buf.lower().index(PLAIN_HEADER) + len(PLAIN_HEADER) :]
                 self._enter("plain")
-                self.saw_think = True
                 return rest.lstrip("*_")
         opening = buf.find(THINK_OPEN)
         closing = buf.find(THINK_CLOSE)
         if opening >= 0 and (closing < 0 or opening < closing):
             self._emit(out, "answer", buf[:opening])
             self._enter("think")
-            self.saw_think = True
             return buf[opening + len(THINK_OPEN) :]
         if closing >= 0:
             # A close tag with no open tag: the prompt opened the block without saying so.
@@ -192,40 +185,3 @@ class ThinkGuard:
         self._emit(out, "think", buf[: len(buf) - keep])
         self._held = buf[len(buf) - keep :]
         return ""
-
-
-def split_stream(chunks: list[str], starts_in_think: bool = False) -> tuple[str, str]:
-    """Run a whole chunked stream through a guard; returns (think, answer)."""
-    guard = ThinkGuard(starts_in_think=starts_in_think)
-    parts: dict[Kind, list[str]] = {"think": [], "answer": []}
-    for chunk in chunks:
-        for kind, text in guard.feed(chunk):
-            parts[kind].append(text)
-    for kind, text in guard.finish():
-        parts[kind].append(text)
-    return "".join(parts["think"]), "".join(parts["answer"])
-
-
-def extract_think_block(text: str) -> tuple[str, str]:
-    """Split a whole reply into (think, response).
-
-    Format A: ``<think>…</think>`` tags (also a lone ``</think>`` when the prompt opened the
-    block). Format B: a reply that starts "Thinking Process:"; the response follows the *last*
-    conclusion marker, or, when there is none, is the last paragraph.
-    """
-    stripped = text.lstrip(_MARKUP + "\n\r")
-    if stripped.lower().startswith(PLAIN_HEADER) and THINK_CLOSE not in text:
-        body = stripped[len(PLAIN_HEADER) :].lstrip("*_")
-        markers = list(CONCLUSION_RE.finditer(body))
-        if markers:
-            last = markers[-1]
-            return body[: last.start()].strip(), body[last.end() :].strip()
-        paragraphs = [p for p in re.split(r"\n\s*\n", body.strip()) if p.strip()]
-        if len(paragraphs) < 2:
-            return body.strip(), body.strip()
-        return "\n\n".join(paragraphs[:-1]).strip(), paragraphs[-1].strip()
-    if THINK_CLOSE in text and THINK_OPEN not in text.split(THINK_CLOSE, 1)[0]:
-        think, answer = split_stream([text], starts_in_think=True)
-    else:
-        think, answer = split_stream([text])
-    return think.strip(), answer.strip()

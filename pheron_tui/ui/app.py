@@ -369,10 +369,8 @@ class PheronApp(App[None]):
                 await chat.add_note(question, "clarify")
             case ev.CriticVerdict(turn_id=turn_id, verdict=verdict, reason=reason, auto=auto):
                 await self.query_one(CriticPane).add_verdict(turn_id, verdict, reason, auto)
-            case ev.Usage(
-                tokens_per_s=rate, prompt_tokens=prompt, cached_tokens=cached, ttft_ms=ttft
-            ):
-                status.show_usage(rate, prompt, cached, ttft)
+            case ev.Usage() as usage:
+                status.show_usage(usage)
             case ev.ModelLoading(message=text, progress=progress):
                 shown = f" {progress:.0%}" if progress is not None else ""
                 status.state = f"{text}{shown}"

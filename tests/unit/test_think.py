@@ -1,4 +1,4 @@
-"""ThinkGuard and extract_think_block."""
+"""ThinkGuard: think text and answer text from a stream split anywhere."""
 
 from __future__ import annotations
 
@@ -6,7 +6,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pheron_tui.core.think import ThinkGuard, extract_think_block, split_stream
+from pheron_tui.core.think import Kind, ThinkGuard
+
+
+def split_stream(chunks: list[str], starts_in_think: bool = False) -> tuple[str, str]:
+    """Run a whole chunked stream through a guard; returns (think, answer)."""
+    guard = ThinkGuard(starts_in_think=starts_in_think)
+    parts: dict[Kind, list[str]] = {"think": [], "answer": []}
+    for chunk in chunks:
+        for kind, text in guard.feed(chunk):
+            parts[kind].append(text)
+    for kind, text in guard.finish():
+        parts[kind].append(text)
+    return "".join(parts["think"]), "".join(parts["answer"])
+
 
 TAGGED = "Before <think>step one\nstep two</think>\n\nThe answer is 42."
 
@@ -84,31 +97,6 @@ def test_plain_style_with_markdown_markers() -> None:
 
 def test_a_reply_that_merely_starts_with_thin_is_answer() -> None:
     assert split_stream(["Thin", "gs to do"]) == ("", "Things to do")
-
-
-def test_extract_format_a() -> None:
-    assert extract_think_block("<think>\nplan\n</think>\n\nHello") == ("plan", "Hello")
-
-
-def test_extract_format_a_with_prompt_opened_block() -> None:
-    assert extract_think_block("plan\n</think>\n\nHello") == ("plan", "Hello")
-
-
-def test_extract_format_b_uses_last_marker() -> None:
-    text = "Thinking Process:\n1. Answer: maybe 3\n2. check\n\nFinal Answer: 4"
-    think, response = extract_think_block(text)
-    assert response == "4"
-    assert "maybe 3" in think
-
-
-def test_extract_format_b_without_marker_takes_last_paragraph() -> None:
-    think, response = extract_think_block("Thinking Process:\nfirst idea\n\nThe result is 7.")
-    assert response == "The result is 7."
-    assert think == "first idea"
-
-
-def test_extract_without_thinking() -> None:
-    assert extract_think_block("  just an answer ") == ("", "just an answer")
 
 
 @given(

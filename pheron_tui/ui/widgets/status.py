@@ -6,6 +6,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from pheron_tui.core import events as ev
+from pheron_tui.core.messages import Usage
 from pheron_tui.core.safety import printable
 
 
@@ -21,8 +23,14 @@ class StatusBar(Static):
             parts.append(self.usage)
         return Content(printable("  ·  ".join(p for p in parts if p)))
 
-    def show_usage(self, tokens_per_s: float, prompt: int, cached: int, ttft_ms: float) -> None:
-        speed = f"{tokens_per_s:.1f} tok/s" if tokens_per_s else "– tok/s"
-        self.usage = (
-            f"{speed}  ·  prompt {cached} cached / {prompt - cached} new  ·  ttft {ttft_ms:.0f} ms"
+    def show_usage(self, usage: Usage | ev.Usage) -> None:
+        rate, ttft = usage.tokens_per_s, f"ttft {usage.ttft_ms:.0f} ms"
+        if usage.estimated:  # no usage from the provider: chunks counted, prompt unknown
+            speed = f"~{rate:.0f} chunks/s (estimate)" if rate else "– chunks/s"
+            self.usage = f"{speed}  ·  {ttft}"
+            return
+        speed = f"{rate:.1f} tok/s" if rate else "– tok/s"
+        prompt = (
+            f"prompt {usage.cached_tokens} cached / {usage.prompt_tokens - usage.cached_tokens} new"
         )
+        self.usage = f"{speed}  ·  {prompt}  ·  {ttft}"
