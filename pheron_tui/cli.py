@@ -6,12 +6,22 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pheron_tui import __version__
-from pheron_tui.config import ConfigError, Settings, default_config_path, load_settings
+from pheron_tui.config import (
+    ConfigError,
+    ProviderName,
+    Settings,
+    ToolMode,
+    default_config_path,
+    load_settings,
+)
+from pheron_tui.core.approval import Policy
+from pheron_tui.core.limits import DEFAULT_MAX_STEPS, DEFAULT_SHELL_TIMEOUT_S
 from pheron_tui.core.safety import printable, without_surrogates
 from pheron_tui.runtime.select import choose_engine
+from pheron_tui.tools.bubblewrap import SandboxMode
 
 EXIT_USAGE = 2
 
@@ -33,7 +43,7 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
     engine, why = choose_engine()
     group.add_argument(
         "--provider",
-        choices=["auto", "mlx", "llamacpp", "openai", "scripted"],
+        choices=get_args(ProviderName),
         help="model engine; auto (default) picks mlx on Apple Silicon, else llamacpp when "
         f"installed, else mlx (here: {engine}, {why})",
     )
@@ -50,7 +60,7 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
     )
     group.add_argument(
         "--tool-mode",
-        choices=["auto", "native", "legacy"],
+        choices=get_args(ToolMode),
         help="for --provider openai: function calling, the prompted CALL format, or auto",
     )
     group.add_argument(
@@ -73,21 +83,21 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
     else:
         group.add_argument(
             "--approve",
-            choices=["ask", "read-only", "all", "none"],
+            choices=get_args(Policy),
             help="tool approval policy (TUI default: ask; run default: none)",
         )
     group.add_argument(
         "--max-steps",
         type=int,
         metavar="N",
-        help="planning cycles before a task gives up (default: 8)",
+        help=f"planning cycles before a task gives up (default: {DEFAULT_MAX_STEPS})",
     )
     group.add_argument(
         "--shell-timeout",
         dest="shell_timeout_s",
         type=float,
         metavar="SECONDS",
-        help="seconds before a shell command is killed (default: 60)",
+        help=f"seconds before a shell command is killed (default: {DEFAULT_SHELL_TIMEOUT_S:g})",
     )
     group.add_argument(
         "--constrained",
@@ -96,7 +106,7 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
     )
     group.add_argument(
         "--sandbox",
-        choices=["auto", "require", "off"],
+        choices=get_args(SandboxMode),
         help="run shell commands in bubblewrap: auto (when installed; default), require "
         "(refuse shell commands without it) or off",
     )

@@ -17,16 +17,21 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from pheron_tui.core.approval import Policy
+from pheron_tui.core.errors import PheronError
+from pheron_tui.core.limits import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_OUTPUT_CAP_CHARS,
+    DEFAULT_SHELL_TIMEOUT_S,
+)
+from pheron_tui.tools.bubblewrap import SandboxMode
 from pheron_tui.tools.builtin import builtin_tools
 
 APP_NAME = "pheron-tui"
 ENV_PREFIX = "PHERON_"
 
 ProviderName = Literal["auto", "mlx", "llamacpp", "openai", "scripted"]
-ApprovalPolicy = Literal["ask", "read-only", "all", "none"]
-
-
-SandboxMode = Literal["auto", "require", "off"]
+ToolMode = Literal["auto", "native", "legacy"]
 TOOL_NAMES = tuple(tool.name for tool in builtin_tools())
 """What a rule may name: the registry's own list, so a new tool cannot be missing here."""
 
@@ -56,7 +61,7 @@ class RuleConfig(BaseModel):
         return self
 
 
-class ConfigError(ValueError):
+class ConfigError(PheronError, ValueError):
     """A setting that cannot be used; the message names its source, key and problem."""
 
 
@@ -91,12 +96,12 @@ class Settings(BaseSettings):
     """Replies for the scripted provider."""
     workspace: Path = Field(default_factory=Path.cwd)
     """The folder tools may read and write."""
-    approve: ApprovalPolicy | None = None
+    approve: Policy | None = None
     """Tool approval policy; None means the mode's default (ask in the TUI, none headless)."""
-    max_steps: int = Field(8, ge=1, le=100)
+    max_steps: int = Field(DEFAULT_MAX_STEPS, ge=1, le=100)
     """Planning cycles before a task gives up."""
-    shell_timeout_s: float = Field(60.0, gt=0, le=86_400)
-    output_cap_chars: int = Field(16_000, ge=256, le=10_000_000)
+    shell_timeout_s: float = Field(DEFAULT_SHELL_TIMEOUT_S, gt=0, le=86_400)
+    output_cap_chars: int = Field(DEFAULT_OUTPUT_CAP_CHARS, ge=256, le=10_000_000)
     record_sessions: bool = True
     """Write every session to the user data folder (``pheron-tui sessions`` lists them)."""
     chat_max_tokens: int = Field(1024, ge=1)
@@ -106,7 +111,7 @@ class Settings(BaseSettings):
     api_key_env: str | None = None
     """The variable holding the API key; default OPENROUTER_API_KEY for OpenRouter, else
     OPENAI_API_KEY. Local servers need none."""
-    tool_mode: Literal["auto", "native", "legacy"] = "auto"
+    tool_mode: ToolMode = "auto"
     """For --provider openai: native function calling, the prompted legacy format, or native
     falling back to legacy when the server rejects tools."""
     max_retries: int = Field(3, ge=0, le=10)

@@ -1,6 +1,7 @@
 """CriticAgent: judges a finished task PASS or FAIL.
 
-A clarify turn passes automatically without a model call (the spec's block 2b). Otherwise the
+A clarify turn passes automatically without a model call: asking the user back is the right
+move when the request is unclear, and there is no answer yet to judge. Otherwise the
 verdict is the higher-scored of PASS and FAIL where the provider can score, then a one-sentence
 reason is generated; elsewhere the model's reply is parsed for the verdict and reason.
 """

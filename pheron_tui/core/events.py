@@ -12,11 +12,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticSerializationError
 
-from pheron_tui.core.messages import Message
+from pheron_tui.core.messages import Message, Purpose
 from pheron_tui.core.rules import Action, Scope
 from pheron_tui.core.safety import without_surrogates
 
-Phase = Literal["classify", "chat", "plan", "critic"]
+Phase = Purpose
+"""Which request of a turn an event came from (the request's own ``purpose``)."""
 Decision = Literal["approved", "denied", "auto_approved"]
 UserChoice = Literal["approve", "always", "deny"]
 """What a person may answer to a call that waits for them."""

@@ -21,8 +21,14 @@ from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import CallFormat, call_format, planning_request
 from pheron_tui.core.critic import CriticAgent
+from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import classify
+from pheron_tui.core.limits import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_OUTPUT_CAP_CHARS,
+    DEFAULT_SHELL_TIMEOUT_S,
+)
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
 from pheron_tui.core.prompts import CHAT_SYSTEM, observation_message
@@ -71,9 +77,9 @@ def _parrots(question: str, request: str) -> bool:
 class AgentSettings:
     workspace: Path
     policy: Policy = "ask"
-    max_steps: int = 8
-    shell_timeout_s: float = 60.0
-    output_cap_chars: int = 16_000
+    max_steps: int = DEFAULT_MAX_STEPS
+    shell_timeout_s: float = DEFAULT_SHELL_TIMEOUT_S
+    output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS
     shell_prefix: list[str] | None = None
     shell_refusal: str | None = None
     rules: RuleBook = field(default_factory=RuleBook)
@@ -92,7 +98,7 @@ class TurnResult:
     reason: str = ""
 
 
-class TurnInProgress(RuntimeError):
+class TurnInProgress(PheronError, RuntimeError):
     """``submit`` was called while a turn is still running."""
 
 

@@ -299,7 +299,8 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
 
 
 def parse_reply(text: str, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> ParsedReply:
-    """Classify a planning reply (think text already removed) in the spec's order."""
+    """Classify a planning reply (think text already removed): a CLARIFY question first, then
+    native calls, then legacy calls, else the text is the final answer."""
     question = parse_clarify(text)
     if question is not None:
         return ParsedReply(kind="clarify", text=question)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from pheron_tui.core.errors import PheronError
 from pheron_tui.core.messages import Chunk, CompletionRequest
 
 Progress = Callable[[float | None, str], None]
@@ -12,7 +13,7 @@ Progress = Callable[[float | None, str], None]
 from any thread."""
 
 
-class ProviderError(RuntimeError):
+class ProviderError(PheronError, RuntimeError):
     """A provider could not answer; the message is shown to the user as it is."""
 
 

@@ -11,7 +11,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from pheron_tui.core.errors import PheronError
 from pheron_tui.core.events import Risk
+from pheron_tui.core.limits import DEFAULT_OUTPUT_CAP_CHARS, DEFAULT_SHELL_TIMEOUT_S
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.core.rules import CommandFacts
 
@@ -24,8 +26,8 @@ def ubid(name: str) -> str:
 @dataclass
 class ToolContext:
     workspace: Path
-    shell_timeout_s: float = 60.0
-    output_cap_chars: int = 16_000
+    shell_timeout_s: float = DEFAULT_SHELL_TIMEOUT_S
+    output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS
     on_output: Callable[[str], None] = field(default=lambda _text: None)
     shell_prefix: list[str] | None = None
     """An argv that wraps shell commands (the sandbox), or None to run them directly."""
@@ -69,7 +71,7 @@ class Tool(ABC):
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 
 
-class ToolCallError(ValueError):
+class ToolCallError(PheronError, ValueError):
     """A call that cannot run; the message is written for the model to correct itself."""
 
 

@@ -24,10 +24,12 @@ from typing import Literal
 
 import platformdirs
 
+from pheron_tui.core.errors import PheronError
+
 Progress = Callable[[float | None, str], None]
 
 
-class ModelError(RuntimeError):
+class ModelError(PheronError, RuntimeError):
     """A model that cannot be found, fetched or imported; the message says what to do."""
 
 

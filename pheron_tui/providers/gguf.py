@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pheron_tui.core.errors import PheronError
+
 # llama.cpp's LLAMA_FTYPE values that map onto MLX without loss.
 SUPPORTED_FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0"}
 GROUP_SIZE = 32  # every supported GGUF block format uses blocks of 32
@@ -30,7 +32,7 @@ _LAYER_NAMES = {
 }
 
 
-class GGUFError(ValueError):
+class GGUFError(PheronError, ValueError):
     """A GGUF file this importer cannot handle; the message says what is supported."""
 
 

@@ -7,7 +7,8 @@ free and only the call itself is constrained:
   ``\\n{"name": "NAME", "arguments": {...}}\\n</tool_call>``
 * ``qwen_xml`` (Qwen3.5, Qwen3-Coder): after ``<tool_call>``:
   ``\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n…</function>\\n</tool_call>``
-* ``legacy`` (the spec's prompted format): after ``CALL(``: ``NAME) WITH {...}``
+* ``legacy`` (the prompted format, for models without function calling): after ``CALL(``:
+  ``NAME) WITH {...}``
 
 Arguments follow each tool's JSON schema: required parameters, enum values and types, with
 compact separators (a weak model otherwise pads JSON with hundreds of spaces).

@@ -5,7 +5,7 @@ Replies stream over SSE and are turned into the same chunks the in-process engin
 content goes through pheron-tui's think guard and parser, ``reasoning``/``reasoning_content``
 goes straight to the thinking pane, and tool calls the server parsed are assembled by index.
 
-Tool modes: ``native`` sends the ``tools`` parameter; ``legacy`` uses the spec's prompted
+Tool modes: ``native`` sends the ``tools`` parameter; ``legacy`` uses the prompted
 ``CALL(…) WITH {…}`` format for models without function calling; ``auto`` starts native and
 falls back to legacy the first time the server rejects ``tools``.
 

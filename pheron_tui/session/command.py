@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from pheron_tui.core.safety import printable
 from pheron_tui.session.store import (
     SessionError,
+    first_prompt,
     list_sessions,
     load_session,
+    session_line,
     sessions_dir,
     to_markdown,
 )
@@ -38,15 +39,8 @@ def run_sessions() -> int:
         if isinstance(loaded, SessionError):
             print(printable(f"{path.stem}  (unreadable: {loaded})"))
             continue
-        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(loaded.header.started))
-        first = (loaded.prompts[0] if loaded.prompts else "").replace("\n", " ")[:50]
-        turns = len(loaded.prompts)
-        print(
-            printable(
-                f"{path.stem}  {started}  {turns:>3} turn{'s' if turns != 1 else ' '}  "
-                f"{loaded.status:<11}  {loaded.header.workspace}  {first}"
-            )
-        )
+        first = first_prompt(loaded, 50)
+        print(printable(f"{session_line(path, loaded)}  {loaded.header.workspace}  {first}"))
         if loaded.damage:
             print(printable(f"    {loaded.damage}"))
     return 0

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pheron_tui import __version__
 from pheron_tui.core import events as ev
 from pheron_tui.core.bus import EventBus
+from pheron_tui.core.errors import PheronError
 from pheron_tui.core.messages import Message
 
 FORMAT_VERSION = 1
@@ -40,7 +41,7 @@ class SessionHeader(BaseModel):
     started: float
 
 
-class SessionError(ValueError):
+class SessionError(PheronError, ValueError):
     """A session file that cannot be used; the message says why."""
 
 
@@ -229,6 +230,20 @@ def list_sessions(folder: Path | None = None) -> list[tuple[Path, LoadedSession 
         return loaded.header.started if isinstance(loaded, LoadedSession) else float("-inf")
 
     return sorted(found, key=started, reverse=True)
+
+
+def session_line(path: Path, loaded: LoadedSession) -> str:
+    """A session as lists show it: id, start, turns, how it ended (then each list adds the
+    workspace and first prompt its own way)."""
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(loaded.header.started))
+    turns = len(loaded.prompts)
+    return (
+        f"{path.stem}  {started}  {turns:>3} turn{'s' if turns != 1 else ' '}  {loaded.status:<11}"
+    )
+
+
+def first_prompt(loaded: LoadedSession, limit: int, empty: str = "") -> str:
+    return (loaded.prompts[0] if loaded.prompts else empty).replace("\n", " ")[:limit]
 
 
 def to_markdown(session: LoadedSession) -> str:

@@ -23,12 +23,13 @@ import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from pheron_tui.core.errors import PheronError
 from pheron_tui.core.safety import shorten
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class PathRefused(ValueError):
+class PathRefused(PheronError, ValueError):
     """A path that leaves the workspace or cannot be used; the message is for the model."""
 
 

@@ -4,9 +4,7 @@ random-weight model, once it opens a call, can only finish it well-formed."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,18 +14,12 @@ from pheron_tui.core.parsing import parse_reply
 from pheron_tui.providers.mlx import MLXProvider
 from pheron_tui.tools.builtin import default_registry
 
+from ..command import pheron
 from ..mlx.tiny_models import build_qwen3_style, build_qwen35_style
 
 
 def run_json(workspace: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PHERON_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "pheron_tui", "run", "--json", "--workspace", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    done = pheron("run", "--json", "--workspace", str(workspace), *args, timeout=600)
     return done, [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 

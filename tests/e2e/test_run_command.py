@@ -11,7 +11,7 @@ import pytest
 
 from pheron_tui.core.tools import ubid
 
-from ..command import run_scripted
+from ..command import pheron, run_scripted
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 
@@ -243,19 +243,11 @@ def test_bad_script_file_gives_one_line_and_exit_2(workspace: Path) -> None:
 
 
 def test_bad_option_and_broken_config_exit_2(workspace: Path, tmp_path: Path) -> None:
-    bad = subprocess.run(
-        [sys.executable, "-m", "pheron_tui", "run", "--approve", "maybe", "x"],
-        capture_output=True,
-        text=True,
-    )
+    bad = pheron("run", "--approve", "maybe", "x")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     config = tmp_path / "broken.toml"
     config.write_text("max_steps = [\n")
-    broken = subprocess.run(
-        [sys.executable, "-m", "pheron_tui", "run", "--config", str(config), "x"],
-        capture_output=True,
-        text=True,
-    )
+    broken = pheron("run", "--config", str(config), "x")
     assert broken.returncode == 2
     assert str(config) in broken.stderr and "Traceback" not in broken.stderr
 

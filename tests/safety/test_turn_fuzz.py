@@ -11,12 +11,10 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import get_args
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pheron_tui.core import events as ev
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
 from pheron_tui.core.tools import ToolContext, ToolRegistry, ToolResult
@@ -177,7 +175,6 @@ async def one_turn(replies: dict, native: bool) -> None:
         provider, registry(), bus, AgentSettings(workspace=WORKSPACE, policy="all", max_steps=3)
     )
     result = await orchestrator.submit("do the thing")
-    assert result.status in get_args(ev.TurnStatus)
     published = events.drain()
     assert published[-1].type == "TurnFinished"
     assert published[-1].status == result.status

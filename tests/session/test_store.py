@@ -20,6 +20,8 @@ from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import SessionError, load_session, sessions_dir, to_markdown
 
+from ..command import pheron
+
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 
 
@@ -89,17 +91,11 @@ def test_newer_format_gets_a_clear_message(tmp_path: Path) -> None:
 def test_sessions_and_export_commands(workspace: Path) -> None:
     script = {"replies": {"classify": ["chat"], "chat": ["Hello there."]}}
     assert headless(workspace, script).wait(timeout=60) == 0
-    listing = subprocess.run(
-        [sys.executable, "-m", "pheron_tui", "sessions"], capture_output=True, text=True
-    )
+    listing = pheron("sessions")
     assert only_session().stem in listing.stdout and "finished" in listing.stdout
-    export = subprocess.run(
-        [sys.executable, "-m", "pheron_tui", "export", "last"], capture_output=True, text=True
-    )
+    export = pheron("export", "last")
     assert export.returncode == 0 and "Hello there." in export.stdout
-    missing = subprocess.run(
-        [sys.executable, "-m", "pheron_tui", "export", "nope"], capture_output=True, text=True
-    )
+    missing = pheron("export", "nope")
     assert missing.returncode == 2 and "no session 'nope'" in missing.stderr
 
 

@@ -59,7 +59,9 @@ async def send(pilot: Pilot, text: str) -> None:
 
 
 def idle(app: PheronApp) -> bool:
-    return not app.orchestrator.busy and not app.runtime.bus._subscribers[0]._items
+    """No turn runs and every reader of the bus (the screen's bridge, the session log) has
+    taken all there is."""
+    return not app.orchestrator.busy and all(len(s) == 0 for s in app.runtime.bus._subscribers)
 
 
 def slow_chat_provider() -> ScriptedProvider:

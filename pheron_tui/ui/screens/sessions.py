@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual import work
@@ -15,20 +14,21 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pheron_tui.core.safety import printable
-from pheron_tui.session.store import LoadedSession, SessionError, list_sessions
+from pheron_tui.session.store import (
+    LoadedSession,
+    SessionError,
+    first_prompt,
+    list_sessions,
+    session_line,
+)
 
 
 def describe(path: Path, loaded: LoadedSession | SessionError) -> Content:
     """One line a user can recognise a session by; always literal (prompts are user text)."""
     if isinstance(loaded, SessionError):
         return Content(printable(f"{path.stem}  unreadable: {loaded}"))
-    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(loaded.header.started))
-    turns = len(loaded.prompts)
-    first = (loaded.prompts[0] if loaded.prompts else "(no messages)").replace("\n", " ")[:60]
-    line = (
-        f"{path.stem}  {started}  {turns:>3} turn{'s' if turns != 1 else ' '}  "
-        f"{loaded.status:<11}  {first}\n    {loaded.header.workspace}"
-    )
+    first = first_prompt(loaded, 60, "(no messages)")
+    line = f"{session_line(path, loaded)}  {first}\n    {loaded.header.workspace}"
     return Content(printable(line))
 
 
