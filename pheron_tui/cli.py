@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         return _replay(settings, args.file, args.speed)
 
-    policy = "none" if args.command == "run" else "ask"
+    policy: Policy = "none" if args.command == "run" else "ask"
     try:
         if getattr(args, "resume", None):
             from pheron_tui.session.command import find_session

@@ -7,6 +7,7 @@ import time
 
 from pheron_tui.providers.catalogue import CATALOGUE, DEFAULT_MODEL, cache_root, cached
 from pheron_tui.providers.models import (
+    Engine,
     ModelError,
     catalogue_entry,
     gguf_file,
@@ -27,12 +28,13 @@ def run_models_command(action: str, name: str = "default", provider: str = "auto
             state = "pulled" if cached(entry) else f"{entry.size / 1e6:,.0f} MB to pull"
             print(f"  {entry.name:<20} {entry.title}, {entry.licence}: {state}{default}")
         return 0
-    engine = "mlx" if provider == "mlx" else "llamacpp"
-    entry = catalogue_entry(name, engine)
-    if entry is None:
+    engine: Engine = "mlx" if provider == "mlx" else "llamacpp"
+    found = catalogue_entry(name, engine)
+    if found is None:
         known = ", ".join(CATALOGUE)
         print(f"pheron-tui: no model {name!r} in the catalogue ({known})", file=sys.stderr)
         return 2
+    entry = found
     started = time.monotonic()
     try:
         first = cached(entry) is None

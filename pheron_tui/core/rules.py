@@ -211,10 +211,10 @@ class RuleBook:
         for command in commands:
             if command.computed or command.unallowable:
                 return None
-            rule = next((r for r in allows if r.command and r.covers(command.words)), None)
-            if rule is None:
+            found = next((r for r in allows if r.command and r.covers(command.words)), None)
+            if found is None:
                 return None
-            covering.append(rule)
+            covering.append(found)
         return RuleMatch("allow", covering[0])
 
     @staticmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pheron_tui.core import events as ev
@@ -154,7 +155,7 @@ async def stream_reply(
     chunks = 0
     loop = LoopGuard()
 
-    def route(segments: list[tuple[str, str]]) -> None:
+    def route(segments: Sequence[tuple[str, str]]) -> None:
         for kind, text in segments:
             if kind == "think":
                 think_parts.append(text)

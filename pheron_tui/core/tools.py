@@ -28,7 +28,7 @@ class ToolContext:
     workspace: Path
     shell_timeout_s: float = DEFAULT_SHELL_TIMEOUT_S
     output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS
-    on_output: Callable[[str], None] = field(default=lambda _text: None)
+    on_output: Callable[[str], object] = field(default=lambda _text: None)
     shell_prefix: list[str] | None = None
     """An argv that wraps shell commands (the sandbox), or None to run them directly."""
     shell_refusal: str | None = None
@@ -58,7 +58,7 @@ class Tool(ABC):
     Args: ClassVar[type[BaseModel]]
     risk: ClassVar[Risk] = "read"
 
-    def assess(self, args: BaseModel, ctx: ToolContext) -> RiskAssessment:
+    def assess(self, args: Any, ctx: ToolContext) -> RiskAssessment:
         """The risk of this particular call; tools that can do more than their tier override it."""
         return RiskAssessment(self.risk)
 

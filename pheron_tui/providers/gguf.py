@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pheron_tui.core.errors import PheronError
 
@@ -131,7 +131,8 @@ def import_gguf(gguf: Path, folder: Path) -> Path:
     import mlx.core as mx
 
     try:
-        tensors, meta = mx.load(str(gguf), return_metadata=True)
+        loaded = mx.load(str(gguf), return_metadata=True)
+        tensors, meta = cast(tuple[dict[str, Any], dict[str, Any]], loaded)
     except (RuntimeError, ValueError, OSError) as exc:
         raise GGUFError(f"{gguf} could not be read as GGUF: {exc}") from None
     architecture = meta.get("general.architecture")

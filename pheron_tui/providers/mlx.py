@@ -17,7 +17,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from pheron_tui.core.messages import (
     CompletionRequest,
@@ -72,7 +72,8 @@ class MLXProvider(InProcessEngine):
             from mlx_lm import load
             from mlx_lm.models.cache import LRUPromptCache
 
-            model, tok = load(path)
+            loaded = load(path)
+            model, tok = loaded[0], loaded[1]
         except Exception as exc:  # missing files, corrupt weights, unknown architectures
             raise ProviderError(
                 f"could not load model {self.model!r}: {type(exc).__name__}: {exc}"
@@ -271,6 +272,6 @@ class MLXProvider(InProcessEngine):
         scores: dict[str, float] = {}
         for option in options:
             ids = sorted(firsts[option])
-            scores[option] = float(mx.logsumexp(logprobs[mx.array(ids)]).item())
+            scores[option] = float(cast(float, mx.logsumexp(logprobs[mx.array(ids)]).item()))
         self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reused)
         return scores

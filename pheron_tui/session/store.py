@@ -278,11 +278,12 @@ def to_markdown(session: LoadedSession) -> str:
                 denied_by[call_id] = by
                 if call_id not in calls:  # a damaged log: say what is known
                     out.extend(["", f"- `(unknown call)` denied ({by})"])
-            case ev.ToolCallFinished(call_id=call_id, status=status, observation=observation):
+            case ev.ToolCallFinished(call_id=call_id, status=call_status, observation=observation):
                 call = calls.get(call_id)
                 if call is None:
                     continue
                 arguments = json.dumps(call.arguments, ensure_ascii=False)
+                status: str = call_status
                 if call_id in denied_by:
                     status = f"denied ({denied_by[call_id]})"
                 out.extend(

@@ -160,7 +160,7 @@ async def run_shell(
     cwd: Path,
     timeout_s: float,
     cap_chars: int,
-    on_output: Callable[[str], None] | None = None,
+    on_output: Callable[[str], object] | None = None,
     argv_prefix: list[str] | None = None,
 ) -> ShellResult:
     """Run ``command`` with ``/bin/sh -c`` in a new process group; kill the group when done.
@@ -243,7 +243,7 @@ class _StreamCap:
     """Passes output on as it arrives until ``cap`` characters, then says once that the rest
     is only kept in the capped result."""
 
-    def __init__(self, sink: Callable[[str], None] | None, cap: int) -> None:
+    def __init__(self, sink: Callable[[str], object] | None, cap: int) -> None:
         self.sink, self.left, self.told = sink, max(cap, 64), False
 
     def add(self, text: str) -> None:

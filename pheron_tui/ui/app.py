@@ -258,8 +258,10 @@ class PheronApp(App[None]):
         await self.runtime.switch_to(session)
         self._waiting.clear()
         self._armed.clear()
-        for pane in (ChatPane, ThinkingPane, ToolLog, CriticPane):
-            await self.query_one(pane).clear()
+        await self.query_one(ChatPane).clear()
+        await self.query_one(ThinkingPane).clear()
+        await self.query_one(ToolLog).clear()
+        await self.query_one(CriticPane).clear()
         self.pump()  # exclusive: the worker on the old bus is cancelled
         await self._show_resumed(session)
         if self.model_ready:

@@ -82,7 +82,7 @@ class SessionPicker(ModalScreen[LoadedSession | None]):
         for path, loaded in rows:
             current = path.stem == self.current_session_id
             usable = isinstance(loaded, LoadedSession) and not current
-            if usable:
+            if isinstance(loaded, LoadedSession) and not current:
                 self.sessions[path.stem] = loaded
             label = describe(path, loaded)
             if current:
@@ -90,9 +90,9 @@ class SessionPicker(ModalScreen[LoadedSession | None]):
             options.add_option(Option(label, id=path.stem, disabled=not usable))
         if not rows:
             options.add_option(Option("No sessions recorded yet.", disabled=True))
-        usable = [i for i, (path, _) in enumerate(rows) if path.stem in self.sessions]
-        if usable:
-            options.highlighted = usable[0]
+        resumable = [i for i, (path, _) in enumerate(rows) if path.stem in self.sessions]
+        if resumable:
+            options.highlighted = resumable[0]
         options.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -40,7 +41,7 @@ class ToolCard(Vertical, can_focus=True):
     """Whether decision keys count yet: a card ignores them for its first moment on screen."""
 
     def __init__(
-        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: list[str] = ()
+        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: Sequence[str] = ()
     ) -> None:
         super().__init__(classes=f"tool-card -risk-{risk} -proposed")
         self.call_id = call_id
@@ -147,7 +148,7 @@ class ToolLog(VerticalScroll):
         await self.remove_children()
 
     async def add_card(
-        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: list[str] = ()
+        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: Sequence[str] = ()
     ) -> ToolCard:
         card = ToolCard(call_id, tool, arguments, risk, list(reasons))
         self.cards[call_id] = card
