@@ -118,8 +118,11 @@ async def flood(seconds: float, rate: int) -> None:
         after = rss_mb()
         app.orchestrator.cancel()
         await pilot.pause(0.2)
+    if not latencies:
+        print("key-to-screen: no keys measured (the stream ended first; raise --seconds)")
+        return
     latencies.sort()
-    p95 = latencies[int(len(latencies) * 0.95) - 1]
+    p95 = latencies[max(int(len(latencies) * 0.95) - 1, 0)]
     print(
         f"key-to-screen while streaming {rate:,} tokens/s for {seconds:.0f} s ({len(latencies)} keys):"
     )

@@ -6,6 +6,7 @@ An event's JSON form (``type`` is the class name) is the line format of the sess
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Annotated, Any, Literal
 
@@ -229,7 +230,12 @@ AnyEvent = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+
+@functools.cache
+def _event_adapter() -> TypeAdapter[AnyEvent]:
+    """Built on first use: building every event's validator at import delayed the first frame."""
+    return TypeAdapter(AnyEvent)
+
 
 #: Events whose text may be merged when a subscriber falls behind. Nothing else is ever merged
 #: or dropped.
@@ -256,4 +262,4 @@ def _replace_surrogates(value: Any) -> Any:
 
 
 def event_from_json(line: str) -> Event:
-    return EVENT_ADAPTER.validate_json(line)
+    return _event_adapter().validate_json(line)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy costs ~70 ms to import: not before the first frame
+    import numpy as np
 
 from pheron_tui.core.messages import ToolSpec
 from pheron_tui.providers.grammar import START_MARKERS, CallFormat, body_grammar
@@ -85,6 +86,8 @@ class ToolCallConstraint:
         part not in the cache); only what came after that first call is generated text, and
         only the part not seen before is read (an engine's array is not copied each step).
         """
+        import numpy as np
+
         if self._prompt_length is None:
             self._prompt_length = len(tokens)
             self._seen = len(tokens)

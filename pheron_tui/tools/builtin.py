@@ -7,10 +7,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import regex
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import regex
 
 from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
 from pheron_tui.tools.files import (
@@ -202,6 +204,8 @@ class SearchFiles(_PathTool):
             root = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
             return _refused(exc)
+        import regex  # ~15 ms to import: not before the first frame
+
         try:
             pattern = regex.compile(args.pattern)
         except (regex.error, OverflowError, RecursionError):

@@ -23,9 +23,6 @@ from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import LoadedSession
 from pheron_tui.ui.bridge import BusEvents, pump_events
 from pheron_tui.ui.screens.confirm import ConfirmScreen
-from pheron_tui.ui.screens.help import HelpScreen
-from pheron_tui.ui.screens.rules import RulesScreen
-from pheron_tui.ui.screens.sessions import SessionPicker
 from pheron_tui.ui.widgets.chat import ChatPane
 from pheron_tui.ui.widgets.critic import CriticPane
 from pheron_tui.ui.widgets.status import StatusBar
@@ -237,15 +234,21 @@ class PheronApp(App[None]):
         pane.display = not pane.display
 
     def action_help(self) -> None:
+        from pheron_tui.ui.screens.help import HelpScreen  # Markdown: not before the first frame
+
         self.push_screen(HelpScreen())
 
     def action_rules(self) -> None:
+        from pheron_tui.ui.screens.rules import RulesScreen
+
         self.push_screen(RulesScreen(self.runtime))
 
     def action_sessions(self) -> None:
         async def chosen(session: LoadedSession | None) -> None:
             if session is not None:
                 await self.switch_session(session)
+
+        from pheron_tui.ui.screens.sessions import SessionPicker
 
         self.push_screen(SessionPicker(self.runtime.bus.session_id), chosen)
 
