@@ -10,6 +10,7 @@ call valid for the grammar, until the call is complete, and then lets go again. 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ if TYPE_CHECKING:  # numpy costs ~70 ms to import: not before the first frame
 
 from pheron_tui.core.messages import ToolSpec
 from pheron_tui.providers.grammar import START_MARKERS, CallFormat, body_grammar
+
+log = logging.getLogger("pheron_tui.constrain")
 
 
 class ToolCallConstraint:
@@ -56,7 +59,6 @@ class ToolCallConstraint:
         self._bitmask = llnp.allocate_token_bitmask(1, lltokenizer.vocab_size)
         self.mask_seconds = 0.0
         self.masked_tokens = 0
-        self.error = ""
 
     def _new_matcher(self) -> Any:
         return self._llg.LLMatcher(self.lltokenizer, self.grammar)
@@ -71,7 +73,9 @@ class ToolCallConstraint:
                 self._matcher = self._new_matcher()
             return
         if not self._matcher.consume_token(token):
-            self.error = self._matcher.get_error() or "token rejected"
+            # The engine sampled outside the mask (it cannot, unless it ignored it): the call
+            # is left free and the parser reports whatever it became.
+            log.warning("constraint lost: %s", self._matcher.get_error() or "token rejected")
             self._matcher, self._recent = None, ""
             return
         if self._matcher.is_stopped():
