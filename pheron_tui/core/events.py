@@ -135,6 +135,12 @@ class ClarifyRequested(Event):
     question: str
 
 
+class ReviewStarted(Event):
+    """The critic started judging the task's answer (the answer is already shown)."""
+
+    type: Literal["ReviewStarted"] = "ReviewStarted"
+
+
 class CriticVerdict(Event):
     type: Literal["CriticVerdict"] = "CriticVerdict"
     verdict: Literal["PASS", "FAIL"]
@@ -219,6 +225,7 @@ AnyEvent = Annotated[
     | ToolOutputDelta
     | ToolCallFinished
     | ClarifyRequested
+    | ReviewStarted
     | CriticVerdict
     | Usage
     | ModelLoading

@@ -389,6 +389,7 @@ class Orchestrator:
 
     async def _review(self, turn_id: int, state: _TaskState, answer: str) -> None:
         """The critic's verdict; a critic that cannot run is reported, not fatal to the turn."""
+        self.bus.emit(ev.ReviewStarted, turn_id)
         try:
             review = await self.critic.review(state.request, answer, state.observations)
         except ProviderError as exc:

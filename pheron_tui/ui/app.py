@@ -85,6 +85,12 @@ class PheronApp(App[None]):
         (from ``ToolCallAwaitingDecision``)."""
         self._armed: set[str] = set()
         self._drawing_history = False
+        self._reviewing = False
+        self._thought: set[int] = set()
+        """Turns whose thinking reached the pane (the others get a line saying why not)."""
+        self._chat_turns: set[int] = set()
+        self._queued: str | None = None
+        """A message typed while the model loaded or the critic ran, sent when free."""
         """True while a resumed session's events are drawn: nothing in them waits any more."""
         self._quitting = False
         """Set once quitting starts: late events from the core must not mount widgets."""
@@ -199,7 +205,9 @@ class PheronApp(App[None]):
         self.notify(message, title="Internal error", severity="error", timeout=30)
         await self.query_one(ChatPane).add_note(f"Error: {message}", "error")
         if event.worker.group == "bus":
-            self.query_one(StatusBar).state = "display stopped; restart the app"
+            status = self.query_one(StatusBar)
+            status.state = "display stopped"
+            status.detail = "display stopped: restart the app"
 
     # -- actions ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -300,14 +308,39 @@ class PheronApp(App[None]):
         text = event.value.strip()
         if not text:
             return
-        if self.orchestrator.busy:
+        if self.load_error:
+            self.notify(self.load_error, severity="error")
+            return
+        waits_for = (
+            "the model is ready"
+            if not self.model_ready
+            else "the review ends"
+            if self.orchestrator.busy and self._reviewing
+            else None
+        )
+        if self.orchestrator.busy and waits_for is None:
             self.notify("A turn is running. Press Esc to interrupt it first.", severity="warning")
             return
-        if not self.model_ready:
-            why = self.load_error or "The model is still loading; try again in a moment."
-            self.notify(why, severity="warning" if not self.load_error else "error")
+        if waits_for is not None:
+            # The answer is on screen (or the model is on its way): keep the message and send
+            # it when the agent is free, rather than making the user wait to type it.
+            if self._queued is not None:
+                self.notify("A message is already waiting to be sent.", severity="warning")
+                return
+            self._queued = text
+            event.input.value = ""
+            self.notify(f"Your message will be sent when {waits_for}.")
             return
         event.input.value = ""
+        self.run_turn(text)
+
+    def _send_queued(self) -> None:
+        if self._queued is None or not self.model_ready or self._quitting:
+            return
+        if self.orchestrator.busy:  # TurnFinished is drawn just before the turn's task ends
+            self.set_timer(0.05, self._send_queued)
+            return
+        text, self._queued = self._queued, None
         self.run_turn(text)
 
     # -- events from the core --------------------------------------------------------------------
@@ -328,11 +361,15 @@ class PheronApp(App[None]):
         match event:
             case ev.TurnStarted(prompt=prompt):
                 await chat.add_user(prompt)
+                self._reviewing = False
                 status.state = "classifying"
-            case ev.IntentClassified(intent=intent):
+            case ev.IntentClassified(turn_id=turn_id, intent=intent):
                 status.state = STATE_LABELS[intent]
+                if intent == "chat":
+                    self._chat_turns.add(turn_id)
             case ev.ThinkDelta(turn_id=turn_id, phase=phase, step=step, text=text):
                 status.state = "thinking"
+                self._thought.add(turn_id)
                 await self.query_one(ThinkingPane).add_text(turn_id, phase, step, text)
             case ev.AnswerDelta(text=text):
                 status.state = "answering"
@@ -372,26 +409,36 @@ class PheronApp(App[None]):
                     status.state = "planning"  # the result goes back to the model
             case ev.ClarifyRequested(question=question):
                 await chat.add_note(question, "clarify")
+            case ev.ReviewStarted():
+                self._reviewing = True
+                status.state = "reviewing"
             case ev.CriticVerdict(turn_id=turn_id, verdict=verdict, reason=reason, auto=auto):
                 await self.query_one(CriticPane).add_verdict(turn_id, verdict, reason, auto)
             case ev.Usage() as usage:
                 status.show_usage(usage)
             case ev.ModelLoading(message=text, progress=progress):
                 shown = f" {progress:.0%}" if progress is not None else ""
-                status.state = f"{text}{shown}"
+                status.state = "loading"
+                status.detail = f"{text}{shown}"
             case ev.ModelReady():
                 self.model_ready = True
                 status.state = "idle"
+                self.call_later(self._send_queued)
             case ev.ErrorRaised(message=text, kind=kind):
                 await chat.add_note(f"Error: {text}", "error")
                 if kind == "load":
                     self.load_error = f"The model could not be loaded: {text}"
                     status.state = "model failed to load"
-            case ev.TurnFinished(status=turn_status, reason=reason):
+            case ev.TurnFinished(turn_id=turn_id, status=turn_status, reason=reason):
                 await chat.end_answer()
+                if turn_id not in self._thought and turn_status != "cancelled":
+                    chat_turn = turn_id in self._chat_turns
+                    await self.query_one(ThinkingPane).note_no_thinking(turn_id, chat_turn)
                 if turn_status != "finished":
                     await chat.add_note(f"Turn {turn_status}: {reason}", turn_status)
                 status.state = "idle" if self.model_ready else status.state
+                self._reviewing = False
+                self.call_later(self._send_queued)
                 self._waiting.clear()  # a turn that ended waits for nothing
                 self._armed.clear()
                 self._decision_made()

@@ -20,7 +20,7 @@ from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import SessionError, load_session, sessions_dir, to_markdown
 
-from ..command import pheron
+from ..command import pheron, run_scripted
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 
@@ -179,3 +179,17 @@ def test_killed_runs_leave_loadable_logs_without_gaps(workspace: Path) -> None:
             assert "last line" in session.damage
         asyncio.run(resume_and_continue(log))
     assert os.environ.get("XDG_DATA_HOME")  # all of this stayed in the test's own folder
+
+
+def test_run_json_prints_the_lines_the_session_log_keeps(workspace: Path) -> None:
+    done, printed = run_scripted(
+        workspace,
+        {"classify": ["task"], "plan": [LIST, "Two files."], "critic": ["PASS: listed"]},
+        "--json",
+        "--approve",
+        "read-only",
+    )
+    assert done.returncode == 0
+    logged = only_session().read_text().splitlines()[1:]  # after the header line
+    assert printed == [json.loads(line) for line in logged]
+    assert {e["type"] for e in printed} >= {"ModelLoading", "ModelReady", "TurnFinished"}

@@ -33,3 +33,11 @@ class _StoppedClock:
 @pytest.fixture(autouse=True)
 def stopped_call_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("pheron_tui.core.execution.time", _StoppedClock)
+
+
+@pytest.fixture(autouse=True)
+def stopped_status_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The status bar's spinner and seconds stand still: pictures must not depend on timing."""
+    from pheron_tui.ui.widgets.status import StatusBar
+
+    monkeypatch.setattr(StatusBar, "clock", staticmethod(lambda: 0.0))

@@ -209,3 +209,41 @@ def test_replayed_session(snap_compare, workspace: Path) -> None:
         await wait_for(pilot, lambda: "finished" in app.query_one("#status").state)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run)
+
+
+@SIZES
+def test_a_card_that_has_not_armed_yet(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace, **TASK, critic=["PASS"])
+    app.DECISION_GUARD_S = 60.0  # still in its reading time when the picture is taken
+
+    async def run(pilot) -> None:
+        await send(pilot, "what files are here?")
+        await wait_for(pilot, lambda: pending(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_a_long_critic_reason_and_a_folded_older_verdict(
+    snap_compare, workspace: Path, size
+) -> None:
+    reason = (
+        "FAIL: the answer names main.py and notes.md, but the listing the agent saw also "
+        "showed a folder called data, which the answer leaves out; the user asked for "
+        "everything that is here, so the answer is incomplete."
+    )
+    app = make_app(
+        workspace,
+        policy="all",
+        classify=["task", "task"],
+        plan=[LIST, "Two files.", LIST, "main.py and notes.md."],
+        critic=["PASS: it listed the folder", reason],
+    )
+
+    async def run(pilot) -> None:
+        await send(pilot, "what files are here?")
+        await wait_for(pilot, lambda: idle(app))
+        await send(pilot, "and now?")
+        await wait_for(pilot, lambda: idle(app) and len(app.query(".verdict")) == 2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run)

@@ -28,4 +28,7 @@ class CriticPane(VerticalScroll):
         await self.remove_children()
 
     async def add_verdict(self, turn_id: int, verdict: str, reason: str, auto: bool) -> None:
+        # Older verdicts fold to their first line, so the newest reason has the room.
+        for older in self.query(VerdictCard):
+            older.add_class("-folded")
         await self.mount(VerdictCard(turn_id, verdict, reason, auto))

@@ -1,6 +1,12 @@
-"""The status bar: model, provider, state, speed, cache use and time to first token."""
+"""The status bar: what the agent is doing first, then model, speed, sandbox and cache.
+
+The state always shows, with a spinner and the seconds it has lasted while something runs;
+the details after it are dropped whole, least important first, when the line is too narrow.
+"""
 
 from __future__ import annotations
+
+import time
 
 from textual.content import Content
 from textual.reactive import reactive
@@ -10,27 +16,67 @@ from pheron_tui.core import events as ev
 from pheron_tui.core.messages import Usage
 from pheron_tui.core.safety import printable
 
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+RESTING = frozenset({"idle", "model failed to load", "replay finished", "display stopped"})
+"""States in which nothing runs: no spinner, no clock."""
+WAITING = "waiting for your approval"
+"""Nothing runs either, but the clock says how long the agent has waited."""
+SEPARATOR = "  ·  "
+
 
 class StatusBar(Static):
     state: reactive[str] = reactive("loading")
+    detail: reactive[str] = reactive("")
+    """Shown instead of the state's name when set (a model's loading progress)."""
     model: reactive[str] = reactive("")
-    usage: reactive[str] = reactive("")
     sandbox: reactive[str] = reactive("")
+    speed: reactive[str] = reactive("")
+    cache: reactive[str] = reactive("")
+    ttft: reactive[str] = reactive("")
+
+    clock = staticmethod(time.monotonic)
+    """Where elapsed time comes from (snapshots stop it)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._since = self.clock()
+
+    def watch_state(self, old: str, new: str) -> None:
+        if old != new:
+            self._since = self.clock()
+            self.detail = ""
+        # Redraw on a timer only while the spinner and the clock move.
+        self.auto_refresh = None if new in RESTING else 1 / 8
+
+    def state_text(self) -> str:
+        """The state with a spinner and the seconds it has lasted, e.g. ``⠹ planning 12 s``."""
+        name = self.detail or self.state
+        if self.state in RESTING:
+            return name
+        elapsed = max(self.clock() - self._since, 0.0)
+        clock = f" {elapsed:.0f} s" if elapsed >= 1 else ""
+        if self.state == WAITING:
+            return f"● {name}{clock}"
+        frame = SPINNER[int(elapsed * 8) % len(SPINNER)]
+        return f"{frame} {name}{clock}"
 
     def render(self) -> Content:
-        parts = [self.model, self.sandbox, self.state]
-        if self.usage:
-            parts.append(self.usage)
-        return Content(printable("  ·  ".join(p for p in parts if p)))
+        width = self.content_region.width or self.size.width
+        state = self.state_text()
+        line = state if len(state) <= width else state[: max(width - 1, 0)] + "…"
+        # In order of importance; each is dropped whole when it does not fit.
+        for part in (self.model, self.speed, self.sandbox, self.cache, self.ttft):
+            if part and len(line) + len(SEPARATOR) + len(part) <= width:
+                line += SEPARATOR + part
+        return Content(printable(line))
 
     def show_usage(self, usage: Usage | ev.Usage) -> None:
-        rate, ttft = usage.tokens_per_s, f"ttft {usage.ttft_ms:.0f} ms"
+        rate = usage.tokens_per_s
+        self.ttft = f"ttft {usage.ttft_ms:.0f} ms"
         if usage.estimated:  # no usage from the provider: chunks counted, prompt unknown
-            speed = f"~{rate:.0f} chunks/s (estimate)" if rate else "– chunks/s"
-            self.usage = f"{speed}  ·  {ttft}"
+            self.speed = f"~{rate:.0f} chunks/s (estimate)" if rate else "– chunks/s"
+            self.cache = ""
             return
-        speed = f"{rate:.1f} tok/s" if rate else "– tok/s"
-        prompt = (
-            f"prompt {usage.cached_tokens} cached / {usage.prompt_tokens - usage.cached_tokens} new"
-        )
-        self.usage = f"{speed}  ·  {prompt}  ·  {ttft}"
+        self.speed = f"{rate:.1f} tok/s" if rate else "– tok/s"
+        new = usage.prompt_tokens - usage.cached_tokens
+        self.cache = f"prompt {usage.cached_tokens} cached / {new} new"

@@ -49,3 +49,12 @@ class ThinkingPane(VerticalScroll):
             self._blocks[key] = block
             await self.mount(block)
         block.write(text)
+
+    async def note_no_thinking(self, turn_id: int, chat: bool) -> None:
+        """Say why the pane stayed empty for a turn, so nobody waits for thoughts to come."""
+        why = (
+            "thinking is off for chat answers"
+            if chat
+            else "the model wrote no thinking (not every model has a thinking mode)"
+        )
+        await self.mount(Static(Content(f"turn {turn_id} · {why}"), classes="think-note"))
