@@ -164,3 +164,31 @@ async def test_replay_shows_decisions_as_they_were_made(workspace: Path) -> None
         assert card.status == "ok" and card.by == "policy:all"
         assert app.query_one("#prompt").disabled
         assert not runtime.provider.requests  # no model was asked anything
+
+
+async def test_a_resumed_cancelled_turn_puts_no_words_in_the_models_mouth(
+    workspace: Path,
+) -> None:
+    import asyncio
+
+    words = [f"w{i} " for i in range(5_000)]
+    provider = ScriptedProvider(
+        Script.model_validate({"replies": {"classify": ["chat"], "chat": [words]}, "delay_s": 0.01})
+    )
+    settings = Settings(provider="scripted", workspace=workspace)
+    runtime = Runtime.create(settings, "all", provider=provider)
+    runtime.start_recording()
+    turn = asyncio.create_task(runtime.orchestrator.submit("talk"))
+    await asyncio.sleep(0.3)
+    runtime.orchestrator.cancel()
+    assert (await turn).status == "cancelled"
+    await runtime.aclose()
+
+    second = ScriptedProvider(
+        Script.model_validate({"replies": {"classify": ["chat"], "chat": ["Hello."]}})
+    )
+    resumed = Runtime.resume(settings, "all", load_session(runtime.store.path), provider=second)
+    await resumed.orchestrator.submit("are you there?")
+    await resumed.aclose()
+    said = [m.content for m in second.requests[-1].messages if m.role == "assistant"]
+    assert said and not any("cancel" in text.lower() for text in said)
