@@ -311,3 +311,19 @@ async def test_a_dangerous_call_waits_without_always_on_offer(make_agent) -> Non
     agent.orchestrator.decide(waiting.call_id, "deny")
     await turn
     assert agent.orchestrator.rules() == [] and not agent.of("RulesChanged")
+
+
+async def test_a_message_is_classified_on_its_own_after_a_task(make_agent) -> None:
+    agent = make_agent(
+        classify=["task", "chat"],
+        plan=[LIST, "Two files."],
+        critic=["PASS: ok"],
+        chat=["Rome."],
+    )
+    await agent.orchestrator.submit("list the files")
+    await agent.orchestrator.submit("What is the capital of Italy?")
+    classify = [r for r in agent.provider.requests if r.purpose == "classify"]
+    assert len(classify) == 2
+    # The second sees only its own message: the task before cannot make it a task.
+    assert [m.role for m in classify[1].messages] == ["system", "user"]
+    assert classify[1].messages[-1].content == "What is the capital of Italy?"
