@@ -161,6 +161,15 @@ class Usage(Event):
     """Counted from streamed chunks because the provider reported no usage."""
 
 
+class PromptProgress(Event):
+    """The engine is reading a long prompt: how far it has got (before the first token)."""
+
+    type: Literal["PromptProgress"] = "PromptProgress"
+    processed: int
+    total: int
+    phase: Phase = "chat"
+
+
 class ModelLoading(Event):
     type: Literal["ModelLoading"] = "ModelLoading"
     progress: float | None
@@ -228,6 +237,7 @@ AnyEvent = Annotated[
     | ReviewStarted
     | CriticVerdict
     | Usage
+    | PromptProgress
     | ModelLoading
     | ModelReady
     | ErrorRaised

@@ -139,4 +139,21 @@ class DoneChunk(BaseModel):
     finish_reason: str | None = None
 
 
-Chunk = TextChunk | ReasoningChunk | ToolCallChunk | UsageChunk | StartChunk | DoneChunk
+class PromptProgressChunk(BaseModel):
+    """How much of the prompt the engine has read, before the first token (llama.cpp)."""
+
+    model_config = _CHUNK
+    kind: Literal["prompt_progress"] = "prompt_progress"
+    processed: int
+    total: int
+
+
+Chunk = (
+    TextChunk
+    | ReasoningChunk
+    | ToolCallChunk
+    | UsageChunk
+    | StartChunk
+    | PromptProgressChunk
+    | DoneChunk
+)

@@ -12,6 +12,7 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.messages import (
     CompletionRequest,
     DoneChunk,
+    PromptProgressChunk,
     ReasoningChunk,
     StartChunk,
     TextChunk,
@@ -191,6 +192,14 @@ async def stream_reply(
                         guard = ThinkGuard(starts_in_think=True)
                 elif isinstance(chunk, UsageChunk):
                     reply.usage = chunk.usage
+                elif isinstance(chunk, PromptProgressChunk):
+                    bus.emit(
+                        ev.PromptProgress,
+                        turn_id,
+                        processed=chunk.processed,
+                        total=chunk.total,
+                        phase=phase,
+                    )
                 elif isinstance(chunk, DoneChunk):
                     reply.finish_reason = chunk.finish_reason
     except BaseException:

@@ -35,6 +35,8 @@ from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
 
 CONTEXT_TOKENS = 8192
 PROMPT_CACHE_MIB = 2048
+PREFILL_BATCH = 512
+"""Tokens read between two prompt progress events (and two chances to stop)."""
 """Host memory for saved prompt states: a classification or critic request between two
 planning steps replaces the slot's context, and the next step's prompt comes back from here."""
 _LEGACY_NONE_GRAMMAR = '%llguidance {}\nstart: "<final>" /(.|\\n){12,}/\n'
@@ -75,6 +77,8 @@ class LlamaCppProvider(OpenAIProvider):
         """A function of the request returning fields to set in its payload, None to remove
         one (tests force replies with a grammar this way)."""
         self._server: Any = None
+        self._letting_go: set[threading.Thread] = set()
+        """Requests the consumer left (a cancel): each ends at its next event; joined on close."""
         self._load_lock = asyncio.Lock()
         self._special: tuple[str, ...] = ()
         self._template_kwargs = True
@@ -113,6 +117,10 @@ class LlamaCppProvider(OpenAIProvider):
         params.model.path = str(path)
         params.n_ctx = self.context_tokens
         params.n_parallel = 1
+        # The prompt is read in batches of this many tokens, with a progress event after
+        # each: the points where a cancel can stop a long prefill (2048 by default; the
+        # physical batch is 512 either way, so reading is not slower).
+        params.n_batch = PREFILL_BATCH
         threads = max(1, min(os.cpu_count() or 1, 8))
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
@@ -140,6 +148,8 @@ class LlamaCppProvider(OpenAIProvider):
         )
 
     async def aclose(self) -> None:
+        for worker in list(self._letting_go):
+            await asyncio.to_thread(worker.join)
         await super().aclose()
         if self._server is not None:
             # The server's destructor stops its loop and joins its thread: not on the loop.
@@ -203,8 +213,13 @@ class LlamaCppProvider(OpenAIProvider):
             async for chunk in self._chunks(events(), ReplyProgress(), budget):
                 yield chunk
         finally:
+            # Told to stop, the server ends the request at its next event: a token, or the
+            # next prompt batch read. Not waited for, so a cancel during a long prefill is
+            # felt at once; the next request queues behind it in the server (one slot).
             stop.set()
-            await asyncio.to_thread(worker.join)
+            if worker.is_alive():
+                self._letting_go.add(worker)
+                self._letting_go = {w for w in self._letting_go if w.is_alive()}
 
     async def score_choices(
         self, request: CompletionRequest, options: Sequence[str]
@@ -223,6 +238,8 @@ class LlamaCppProvider(OpenAIProvider):
     def _payload(self, request: CompletionRequest, stream: bool = True) -> dict[str, Any]:
         payload = super()._payload(request, stream)
         payload["cache_prompt"] = True
+        if stream:
+            payload["return_progress"] = True  # prompt_progress events while it reads
         if grammar := self._grammar(request):
             payload["grammar"] = grammar
         if self.extra_payload is not None:

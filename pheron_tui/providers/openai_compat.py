@@ -32,6 +32,7 @@ from pheron_tui.core.messages import (
     CompletionRequest,
     DoneChunk,
     Message,
+    PromptProgressChunk,
     ReasoningChunk,
     TextChunk,
     ToolCallChunk,
@@ -328,6 +329,8 @@ class OpenAIProvider:
                 break
             if isinstance(event.get("usage"), dict):
                 usage = event["usage"]
+            if (reading := _prompt_progress(event)) is not None:
+                yield reading
             choices = event.get("choices")
             for choice in choices if isinstance(choices, list) else []:
                 if not isinstance(choice, dict):
@@ -405,6 +408,22 @@ class OpenAIProvider:
         if all(score == float("-inf") for score in scores.values()):
             raise ScoringUnavailable("none of the options is among the likely tokens")
         return scores
+
+
+def _prompt_progress(event: dict[str, Any]) -> PromptProgressChunk | None:
+    """llama.cpp's ``prompt_progress`` (with ``return_progress``), while it reads the prompt;
+    None for any other event, or for a reading already complete."""
+    reading = event.get("prompt_progress")
+    if not isinstance(reading, dict):
+        return None
+    try:
+        cached = int(reading.get("cache", 0))
+        processed, total = int(reading["processed"]) + cached, int(reading["total"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if total <= 0 or processed >= total:
+        return None
+    return PromptProgressChunk(processed=processed, total=total)
 
 
 class _Retry(Exception):

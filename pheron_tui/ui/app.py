@@ -416,6 +416,9 @@ class PheronApp(App[None]):
                 await self.query_one(CriticPane).add_verdict(turn_id, verdict, reason, auto)
             case ev.Usage() as usage:
                 status.show_usage(usage)
+            case ev.PromptProgress(processed=done, total=total):
+                # Until the first token: a long prompt can take a while on a CPU.
+                status.detail = f"{status.state} · reading the prompt {done:,}/{total:,}"
             case ev.ModelLoading(message=text, progress=progress):
                 shown = f" {progress:.0%}" if progress is not None else ""
                 status.state = "loading"

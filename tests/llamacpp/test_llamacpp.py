@@ -132,6 +132,28 @@ async def test_cancel_stops_generation_at_once(gguf: Path) -> None:
     assert usage.completion_tokens <= 5
 
 
+async def test_a_long_prompt_reports_progress_and_a_cancel_does_not_wait_for_it(
+    gguf: Path,
+) -> None:
+    """While llama.cpp reads a long prompt it reports how far it got; a consumer that lets go
+    then is not held until the reading ends, and the next request still gets its answer."""
+    provider = LlamaCppProvider(str(gguf))
+    await provider.load()
+    provider.extra_payload = forced(chat=["Short.", "Short."])  # one each request
+    words = " ".join(f"item{i}" for i in range(1500))  # several prompt batches
+    long = CompletionRequest(messages=[Message(role="user", content=words)], max_tokens=4)
+    stream = provider.stream(long)
+    first = await anext(stream)
+    assert first.kind == "prompt_progress" and first.total > 1500
+    await stream.aclose()
+    assert provider._letting_go  # the reading goes on, stopped at its next batch, unwaited
+    short = CompletionRequest(messages=[Message(role="user", content="hi")], max_tokens=4)
+    again = [c async for c in provider.stream(short)]
+    await provider.aclose()
+    assert "".join(c.text for c in again if c.kind == "text") == "Short."
+    assert not any(w.is_alive() for w in provider._letting_go)  # joined on close
+
+
 async def test_prompt_is_reused_across_turns_and_requests(workspace: Path, gguf: Path) -> None:
     provider = LlamaCppProvider(str(gguf))
     orchestrator, events = agent(provider, workspace, chat_max_tokens=12)

@@ -118,3 +118,18 @@ async def test_a_message_sent_while_the_model_loads_is_kept(workspace: Path) -> 
             pilot, lambda: app.model_ready and idle(app) and len(app.orchestrator.history) == 2
         )
         assert app.orchestrator.history[0].content == "hello"
+
+
+async def test_reading_a_long_prompt_shows_how_far_it_got(workspace: Path) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.model_ready)
+        bar = app.query_one(StatusBar)
+        bar.state = "planning"
+        progress = ev.PromptProgress(
+            session_id="s", turn_id=1, seq=1, ts=0.0, processed=2048, total=6421, phase="plan"
+        )
+        await app.handle_event(progress)
+        assert "planning · reading the prompt 2,048/6,421" in bar.state_text()
+        bar.state = "thinking"  # the first token: the reading is over
+        assert "reading" not in bar.state_text()
