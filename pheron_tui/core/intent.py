@@ -87,11 +87,24 @@ def parse_intent(reply: str) -> Intent | None:
     return match.group(1).lower() if match else None  # type: ignore[return-value]
 
 
+CLASSIFY_HEAD_CHARS = 1500
+CLASSIFY_TAIL_CHARS = 500
+
+
+def classify_text(text: str) -> str:
+    """What the classifier reads of a message: a long one's start and end. What is asked sits
+    there; the pasted middle only made a CPU read thousands of tokens (a minute) to decide
+    chat or task."""
+    if len(text) <= CLASSIFY_HEAD_CHARS + CLASSIFY_TAIL_CHARS:
+        return text
+    return f"{text[:CLASSIFY_HEAD_CHARS]}\n[…]\n{text[-CLASSIFY_TAIL_CHARS:]}"
+
+
 def classify_request(text: str) -> CompletionRequest:
     return CompletionRequest(
         messages=[
             Message(role="system", content=CLASSIFY_SYSTEM),
-            Message(role="user", content=text),
+            Message(role="user", content=classify_text(text)),
         ],
         enable_thinking=False,
         max_tokens=CLASSIFY_MAX_TOKENS,

@@ -207,7 +207,7 @@ class PheronApp(App[None]):
         if event.worker.group == "bus":
             status = self.query_one(StatusBar)
             status.state = "display stopped"
-            status.detail = "display stopped: restart the app"
+            status.detail = "restart the app"
 
     # -- actions ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -418,7 +418,7 @@ class PheronApp(App[None]):
                 status.show_usage(usage)
             case ev.PromptProgress(processed=done, total=total):
                 # Until the first token: a long prompt can take a while on a CPU.
-                status.detail = f"{status.state} · reading the prompt {done:,}/{total:,}"
+                status.detail = f"reading the prompt {done:,}/{total:,}"
             case ev.ModelLoading(message=text, progress=progress):
                 shown = f" {progress:.0%}" if progress is not None else ""
                 status.state = "loading"

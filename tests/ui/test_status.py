@@ -130,6 +130,6 @@ async def test_reading_a_long_prompt_shows_how_far_it_got(workspace: Path) -> No
             session_id="s", turn_id=1, seq=1, ts=0.0, processed=2048, total=6421, phase="plan"
         )
         await app.handle_event(progress)
-        assert "planning · reading the prompt 2,048/6,421" in bar.state_text()
+        assert bar.state_text().endswith("planning · reading the prompt 2,048/6,421")
         bar.state = "thinking"  # the first token: the reading is over
         assert "reading" not in bar.state_text()

@@ -27,7 +27,8 @@ SEPARATOR = "  ·  "
 class StatusBar(Static):
     state: reactive[str] = reactive("loading")
     detail: reactive[str] = reactive("")
-    """Shown instead of the state's name when set (a model's loading progress)."""
+    """More about the state, after its clock: what is loading, how much of a prompt is read.
+    Cleared when the state changes."""
     model: reactive[str] = reactive("")
     sandbox: reactive[str] = reactive("")
     speed: reactive[str] = reactive("")
@@ -49,16 +50,16 @@ class StatusBar(Static):
         self.auto_refresh = None if new in RESTING else 1 / 8
 
     def state_text(self) -> str:
-        """The state with a spinner and the seconds it has lasted, e.g. ``⠹ planning 12 s``."""
-        name = self.detail or self.state
-        if self.state in RESTING:
-            return name
+        """The state with a spinner and the seconds it has lasted, then its detail, e.g.
+        ``⠹ planning 12 s · reading the prompt 512/3,922``."""
+        name = self.state
+        detail = f" · {self.detail.removeprefix(name + ' ')}" if self.detail else ""
+        if name in RESTING:
+            return name + detail
         elapsed = max(self.clock() - self._since, 0.0)
         clock = f" {elapsed:.0f} s" if elapsed >= 1 else ""
-        if self.state == WAITING:
-            return f"● {name}{clock}"
-        frame = SPINNER[int(elapsed * 8) % len(SPINNER)]
-        return f"{frame} {name}{clock}"
+        mark = "●" if name == WAITING else SPINNER[int(elapsed * 8) % len(SPINNER)]
+        return f"{mark} {name}{clock}{detail}"
 
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
