@@ -1,7 +1,8 @@
 """PheronApp: the four panes, the input line, the status bar and the keys.
 
 The app never calls a provider. It reads the core's events through the bridge and talks back
-only through ``submit``, ``decide`` and ``cancel``.
+only through commands: the orchestrator's ``submit``, ``decide`` and ``cancel``, and the
+runtime's rule and session commands. It never reads a core object's insides.
 """
 
 from __future__ import annotations

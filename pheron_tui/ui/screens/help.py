@@ -42,8 +42,10 @@ lights up, the keys count.
 
 ## While a turn runs
 
-Sending another message is refused with a notice until the turn ends: press `escape` to
-interrupt it first. Messages are not queued, so nothing runs that you did not see start.
+The status bar says what runs and for how long. While the model plans or a tool runs,
+sending another message is refused with a notice: press `escape` to interrupt first. Once
+the answer is shown and the critic reviews it, you may type the next message: it is sent
+when the review ends. One sent while the model is still loading is sent when it is ready.
 
 ## Sessions
 
