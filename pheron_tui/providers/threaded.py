@@ -1,16 +1,16 @@
 """Streaming from an engine that runs on its own thread (MLX, llama.cpp).
 
 The engine's work function runs on a single-thread executor and hands chunks over with
-``emit``; it checks ``stop`` after every token, so cancelling the consumer stops generation
-within one token. The consumer waits for the thread before returning, so the next request
-never overlaps this one on a context that is not thread-safe.
+``emit``; it checks ``stop`` after every token and prefill step, so cancelling the consumer
+stops generation within one token. The consumer does not wait for that: the executor has one
+thread, so the next request still never overlaps this one on a context that is not
+thread-safe, and closing the provider shuts the executor down after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -24,6 +24,12 @@ _DONE = object()
 
 class Cancelled(Exception):
     """Raised inside the engine thread to abandon a prefill or a generation."""
+
+
+def _retrieve(job: asyncio.Future[None]) -> None:
+    """Collect a let-go job's outcome, so its failure is not reported as never retrieved."""
+    if not job.cancelled():
+        job.exception()
 
 
 async def stream_on_thread(
@@ -58,7 +64,9 @@ async def stream_on_thread(
             yield item
         await job  # re-raises a ProviderError from the thread
     finally:
+        # Not waited for: the work stops at its next check (a token, a prefill step), and the
+        # executor's single thread runs the next request only after it, so a cancel during a
+        # long prefill is felt at once without two requests ever sharing the model.
         stop.set()
         if not job.done():
-            with contextlib.suppress(Exception):
-                await asyncio.shield(job)
+            job.add_done_callback(_retrieve)

@@ -247,3 +247,16 @@ def test_a_long_critic_reason_and_a_folded_older_verdict(
         await wait_for(pilot, lambda: idle(app) and len(app.query(".verdict")) == 2)
 
     assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_quit_asked_while_a_call_waits(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace, **TASK, critic=["PASS"])
+
+    async def run(pilot) -> None:
+        await send(pilot, "what files are here?")
+        await wait_for(pilot, lambda: pending(app))
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
