@@ -193,3 +193,19 @@ def test_run_json_prints_the_lines_the_session_log_keeps(workspace: Path) -> Non
     logged = only_session().read_text().splitlines()[1:]  # after the header line
     assert printed == [json.loads(line) for line in logged]
     assert {e["type"] for e in printed} >= {"ModelLoading", "ModelReady", "TurnFinished"}
+
+
+def test_sessions_are_listed_newest_first_by_start_time(tmp_path: Path) -> None:
+    from pheron_tui.session.store import SessionHeader, list_sessions
+
+    # Written in an order unlike their start times (a resumed old session is touched last).
+    for name, started in (("b0627", 1_700_000_820.0), ("a0620", 1_700_000_400.0),
+                          ("c0625", 1_700_000_700.0)):  # fmt: skip
+        header = SessionHeader(
+            session_id=name, provider="scripted", model="m", workspace="/w", started=started
+        )
+        (tmp_path / f"{name}.jsonl").write_text(header.model_dump_json() + "\n")
+    (tmp_path / "broken.jsonl").write_text("not json\n")
+    assert [path.stem for path, _ in list_sessions(tmp_path)] == [
+        "b0627", "c0625", "a0620", "broken"
+    ]  # fmt: skip
