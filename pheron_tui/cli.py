@@ -117,6 +117,13 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
         help="let sandboxed shell commands use the network (default: no network)",
     )
     group.add_argument(
+        "--mcp",
+        action="append",
+        metavar="NAME=COMMAND",
+        help="also run this MCP server (stdio) for this session, its tools named NAME__tool; "
+        "repeatable. Servers kept for good go in the config file's [mcp_servers.NAME] tables",
+    )
+    group.add_argument(
         "--resume",
         metavar="ID",
         help="continue a recorded session: its id, the start of it, or 'last'",
@@ -154,6 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     models.add_argument("action", choices=["pull", "list"], help="what to do")
     models.add_argument("name", nargs="?", default="default", help="a catalogue model")
+    mcp = commands.add_parser(
+        "mcp",
+        parents=[headless_common],
+        help="start the configured MCP servers and list their state and tools",
+        description="Starts every MCP server of the config file and --mcp, lists each one's "
+        "state, tools (with their risk tier) and what their specs add to every planning "
+        "prompt, then stops them. Exit status 1 when a server failed.",
+    )
+    mcp.add_argument("action", choices=["list"], help="what to do")
     commands.add_parser(
         "sessions",
         help="list recorded sessions",
@@ -193,6 +209,8 @@ _SETTING_FLAGS = (
 
 def _settings_from(args: argparse.Namespace) -> Settings:
     flags: dict[str, Any] = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
+    if getattr(args, "mcp", None):
+        flags["mcp"] = args.mcp
     if getattr(args, "constrained", None) is not None:
         flags["constrained"] = args.constrained == "on"
     return load_settings(flags, config_path=args.config)
@@ -222,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         from pheron_tui.model_command import run_models_command
 
         return run_models_command(args.action, args.name, settings.provider)
+
+    if args.command == "mcp":
+        from pheron_tui.mcp_command import run_mcp_list
+
+        return asyncio.run(run_mcp_list(settings))
 
     from pheron_tui.core.provider import ProviderError
     from pheron_tui.runtime import Runtime

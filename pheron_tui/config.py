@@ -26,6 +26,7 @@ from pheron_tui.core.limits import (
 )
 from pheron_tui.tools.bubblewrap import SandboxMode
 from pheron_tui.tools.builtin import builtin_tools
+from pheron_tui.tools.mcp import SEPARATOR as MCP_SEPARATOR
 
 APP_NAME = "pheron-tui"
 ENV_PREFIX = "PHERON_"
@@ -33,7 +34,8 @@ ENV_PREFIX = "PHERON_"
 ProviderName = Literal["auto", "mlx", "llamacpp", "openai", "scripted"]
 ToolMode = Literal["auto", "native", "legacy"]
 TOOL_NAMES = tuple(tool.name for tool in builtin_tools())
-"""What a rule may name: the registry's own list, so a new tool cannot be missing here."""
+"""What a rule may name: the registry's own list, so a new tool cannot be missing here (and
+any ``server__tool`` of an MCP server)."""
 
 
 class RuleConfig(BaseModel):
@@ -50,8 +52,11 @@ class RuleConfig(BaseModel):
 
     @model_validator(mode="after")
     def _known_tool(self) -> RuleConfig:
-        if self.tool not in TOOL_NAMES:
-            raise ValueError(f"unknown tool {self.tool!r}; the tools are {', '.join(TOOL_NAMES)}")
+        if self.tool not in TOOL_NAMES and MCP_SEPARATOR not in self.tool.strip(MCP_SEPARATOR):
+            raise ValueError(
+                f"unknown tool {self.tool!r}; the tools are {', '.join(TOOL_NAMES)}, and an MCP "
+                f"server's as server{MCP_SEPARATOR}tool"
+            )
         if self.command and self.tool != "shell_exec":
             raise ValueError("a command prefix only applies to shell_exec")
         try:
@@ -126,6 +131,11 @@ class Settings(BaseSettings):
     """Let sandboxed shell commands reach the network."""
     rules: list[RuleConfig] = Field(default_factory=list)
     """Persistent approval rules (``[[rules]]`` tables)."""
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+    """MCP servers (``[mcp_servers.NAME]`` tables), each checked on its own when it starts, so
+    a bad entry is reported without keeping the app from starting."""
+    mcp: list[str] = Field(default_factory=list)
+    """``--mcp NAME=COMMAND`` for this run."""
 
     @classmethod
     def settings_customise_sources(

@@ -128,17 +128,20 @@ async def run_headless(
     subscription = bus.add_subscriber(maxsize=1_000_000)
     printing = asyncio.create_task(_print_events(subscription, printer))
     runtime.start_recording()
+    runtime.start_mcp()  # starts while the model loads
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, runtime.orchestrator.cancel)
     try:
         if not await runtime.load_model():
             return 1
+        await runtime.mcp.settled()  # a headless run's first step should see the tools
         result = await runtime.orchestrator.submit(prompt)
         return EXIT_CODES[result.status]
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
+        await runtime.mcp.aclose()  # before the printer stops: "stopped" is printed too
         bus.remove_subscriber(subscription)
         if hint := approval_hint(await printing):
             err.write(f"pheron-tui: {hint}\n")

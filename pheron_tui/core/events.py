@@ -170,6 +170,19 @@ class PromptProgress(Event):
     phase: Phase = "chat"
 
 
+class McpServerChanged(Event):
+    """An MCP server started, failed, stopped or changed its tools."""
+
+    type: Literal["McpServerChanged"] = "McpServerChanged"
+    server: str
+    state: Literal["starting", "ready", "failed", "stopped"]
+    tools: list[str] = Field(default_factory=list)
+    """Its tools as the model sees them (``server__tool``)."""
+    spec_chars: int = 0
+    """Characters its tool specs add to every planning prompt (about four per token)."""
+    error: str = ""
+
+
 class ModelLoading(Event):
     type: Literal["ModelLoading"] = "ModelLoading"
     progress: float | None
@@ -238,6 +251,7 @@ AnyEvent = Annotated[
     | CriticVerdict
     | Usage
     | PromptProgress
+    | McpServerChanged
     | ModelLoading
     | ModelReady
     | ErrorRaised

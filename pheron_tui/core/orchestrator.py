@@ -279,10 +279,11 @@ class Orchestrator:
 
     # -- task ----------------------------------------------------------------------------------
     async def _run_task(self, turn_id: int, state: _TaskState) -> TurnResult:
-        schemas = self.registry.schemas()
         for step in range(1, self.settings.max_steps + 1):
             answer_now, state.answer_now = state.answer_now, False
             must_call, state.must_call = state.must_call, False
+            await self.registry.refresh()  # tools that came or went (MCP) count from this step
+            schemas = self.registry.schemas()
             reply = await self._plan_step(turn_id, step, answer_now, must_call)
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)

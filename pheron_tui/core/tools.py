@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -16,6 +17,8 @@ from pheron_tui.core.events import Risk
 from pheron_tui.core.limits import DEFAULT_OUTPUT_CAP_CHARS, DEFAULT_SHELL_TIMEOUT_S
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.core.rules import CommandFacts
+
+log = logging.getLogger("pheron_tui.tools")
 
 
 def ubid(name: str) -> str:
@@ -53,14 +56,31 @@ class ToolResult:
 
 
 class Tool(ABC):
-    name: ClassVar[str]
-    description: ClassVar[str]
+    name: str
+    description: str
     Args: ClassVar[type[BaseModel]]
-    risk: ClassVar[Risk] = "read"
+    risk: Risk = "read"
 
     def assess(self, args: Any, ctx: ToolContext) -> RiskAssessment:
         """The risk of this particular call; tools that can do more than their tier override it."""
         return RiskAssessment(self.risk)
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as the model is shown it."""
+        parameters = _clean_schema(self.Args.model_json_schema())
+        parameters.setdefault("properties", {})
+        parameters.setdefault("required", [])
+        parameters.pop("additionalProperties", None)
+        return parameters
+
+    def validate(self, arguments: dict[str, Any]) -> BaseModel:
+        """The arguments checked; raises ToolCallError saying, for the model, what is wrong."""
+        try:
+            return self.Args.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolCallError(
+                f"invalid arguments for {self.name}: {_describe_validation(exc)}"
+            ) from None
 
     def refusal(self, args: Any, ctx: ToolContext) -> str | None:
         """Why this call cannot run whoever approves it (a path outside the workspace), for
@@ -107,10 +127,17 @@ def _describe_validation(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+class ToolSource(Protocol):
+    """Tools that come and go while the app runs (an MCP server's)."""
+
+    async def refresh(self, registry: ToolRegistry) -> None: ...
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._by_name: dict[str, Tool] = {}
         self._by_ubid: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
         for tool in tools:
             self.register(tool)
 
@@ -131,14 +158,26 @@ class ToolRegistry:
         key = name_or_ubid.strip().strip("[]")
         return self._by_name.get(key) or self._by_ubid.get(key.upper())
 
+    def unregister(self, name: str) -> None:
+        self._by_name.pop(name, None)
+        self._by_ubid.pop(ubid(name), None)
+
+    def add_source(self, source: ToolSource) -> None:
+        self._sources.append(source)
+
+    async def refresh(self) -> None:
+        """Let every source bring its tools up to date (an MCP server's list may change);
+        called before each planning step. A source's trouble is its own: never raised here."""
+        for source in self._sources:
+            try:
+                await source.refresh(self)
+            except Exception:  # a source must not stop a turn
+                log.exception("refreshing a tool source failed")
+
     def spec(self, tool: Tool) -> ToolSpec:
-        parameters = _clean_schema(tool.Args.model_json_schema())
-        parameters.setdefault("properties", {})
-        parameters.setdefault("required", [])
-        parameters.pop("additionalProperties", None)
         return ToolSpec(
             function=FunctionSpec(
-                name=tool.name, description=tool.description, parameters=parameters
+                name=tool.name, description=tool.description, parameters=tool.parameters()
             )
         )
 
@@ -158,10 +197,4 @@ class ToolRegistry:
             raise ToolCallError(f"unknown tool {shown!r}; the tools are: {known}")
         if not isinstance(arguments, dict):
             raise ToolCallError(f"arguments for {tool.name} must be a JSON object")
-        try:
-            args = tool.Args.model_validate(arguments)
-        except ValidationError as exc:
-            raise ToolCallError(
-                f"invalid arguments for {tool.name}: {_describe_validation(exc)}"
-            ) from None
-        return PreparedCall(tool=tool, args=args)
+        return PreparedCall(tool=tool, args=tool.validate(arguments))

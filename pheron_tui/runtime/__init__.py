@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pheron_tui.config import Settings, app_paths, default_config_path
+import platformdirs
+
+from pheron_tui.config import APP_NAME, Settings, app_paths, default_config_path
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
@@ -23,6 +25,7 @@ from pheron_tui.rules_file import delete_rule, rules_for, save_rule
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
 from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox, secret_paths
 from pheron_tui.tools.builtin import default_registry
+from pheron_tui.tools.mcp import McpServer, McpTools, parse_servers
 
 
 def new_session_id() -> str:
@@ -38,6 +41,10 @@ class Runtime:
     sandbox: Sandbox
     config_path: Path
     """Where persistent approval rules are saved."""
+    mcp: McpTools
+    """The user's MCP servers (started by ``start_mcp``), a tool source of the registry."""
+    mcp_problems: list[str]
+    """Config entries for MCP servers that cannot run, each naming the server."""
     store: SessionStore | None = None
     resumed: LoadedSession | None = None
 
@@ -51,6 +58,7 @@ class Runtime:
         config_path: Path | None = None,
         sandbox: Sandbox | None = None,
         can_ask: bool = True,
+        mcp: McpTools | None = None,
     ) -> Runtime:
         """Continue a recorded session: same id, the conversation restored, seq and turns
         going on from where the log ends."""
@@ -63,6 +71,7 @@ class Runtime:
             config_path=config_path,
             sandbox=sandbox,
             can_ask=can_ask,
+            mcp=mcp,
         )
         runtime.orchestrator.restore(session.conversation(), session.last_turn_id)
         runtime.resumed = session
@@ -79,6 +88,7 @@ class Runtime:
         config_path: Path | None = None,
         sandbox: Sandbox | None = None,
         can_ask: bool = True,
+        mcp: McpTools | None = None,
     ) -> Runtime:
         """Build everything; raises ProviderError when the provider cannot even be built.
 
@@ -105,14 +115,45 @@ class Runtime:
             protected_paths=own_files + secret_paths(),
             can_ask=can_ask,
         )
-        orchestrator = Orchestrator(provider, default_registry(), bus, agent)
-        return cls(
+        registry = default_registry()
+        problems: list[str] = []
+        if mcp is None:
+            specs, problems = parse_servers(settings.mcp_servers, settings.mcp)
+            mcp = McpTools(specs, Path(platformdirs.user_state_dir(APP_NAME)))
+        registry.add_source(mcp)
+        orchestrator = Orchestrator(provider, registry, bus, agent)
+        runtime = cls(
             settings=settings,
             bus=bus,
             provider=provider,
             orchestrator=orchestrator,
             sandbox=sandbox,
             config_path=config_path or default_config_path(),
+            mcp=mcp,
+            mcp_problems=problems,
+        )
+        mcp.on_change = runtime._mcp_changed
+        return runtime
+
+    # -- MCP servers -------------------------------------------------------------------------------
+    def start_mcp(self) -> None:
+        """Start every configured MCP server in the background; each reports on the bus."""
+        self.mcp.start()
+
+    def restart_failed_mcp(self) -> list[str]:
+        return self.mcp.restart_failed()
+
+    def _mcp_changed(self, server: McpServer) -> None:
+        registry = self.orchestrator.registry
+        self.mcp.sync(registry)  # ready tools are callable at once; a dead server's are gone
+        self.bus.emit(
+            ev.McpServerChanged,
+            0,
+            server=server.spec.name,
+            state=server.state,
+            tools=[tool.name for tool in server.tools],
+            spec_chars=self.mcp.spec_chars(server, registry),
+            error=server.error,
         )
 
     # -- commands for a UI ------------------------------------------------------------------------
@@ -149,15 +190,18 @@ class Runtime:
             config_path=self.config_path,
             sandbox=self.sandbox,
             can_ask=self.orchestrator.gate.can_ask,
+            mcp=self.mcp,
         )
         self.bus, self.orchestrator = fresh.bus, fresh.orchestrator
+        self.mcp.on_change = self._mcp_changed
+        self.mcp.sync(self.orchestrator.registry)
         self.store, self.resumed = None, session
         self.start_recording()
 
     def warnings(self) -> list[str]:
         """What the user must know before the first call: a workspace that is the whole home
         folder or the whole system, approvals turned off."""
-        found = []
+        found = list(self.mcp_problems)
         workspace = self.settings.workspace.resolve()
         if workspace in (Path.home().resolve(), Path("/")):
             found.append(
@@ -214,5 +258,6 @@ class Runtime:
             await self.store.close()
 
     async def aclose(self) -> None:
+        await self.mcp.aclose()
         await self.stop_recording()
         await self.provider.aclose()

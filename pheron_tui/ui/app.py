@@ -59,6 +59,7 @@ class PheronApp(App[None]):
         Binding("ctrl+t", "toggle_thinking", "Thinking pane", id="toggle-thinking"),
         Binding("ctrl+o", "sessions", "Sessions", id="sessions"),
         Binding("ctrl+r", "rules", "Rules", id="rules"),
+        Binding("ctrl+g", "restart_mcp", "Restart MCP", id="restart-mcp"),
         Binding("f1", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     ]
@@ -90,6 +91,8 @@ class PheronApp(App[None]):
         self._thought: set[int] = set()
         """Turns whose thinking reached the pane (the others get a line saying why not)."""
         self._chat_turns: set[int] = set()
+        self._mcp: dict[str, str] = {}
+        """Each MCP server's state, from McpServerChanged."""
         self._queued: str | None = None
         """A message typed while the model loaded or the critic ran, sent when free."""
         """True while a resumed session's events are drawn: nothing in them waits any more."""
@@ -135,6 +138,7 @@ class PheronApp(App[None]):
         self.runtime.start_recording()
         if self.runtime.resumed is not None:
             self.call_later(self._show_resumed, self.runtime.resumed)
+        self.call_after_refresh(self.runtime.start_mcp)  # after the first frame
         if self._load_model:
             self.load_model()
         else:
@@ -223,6 +227,8 @@ class PheronApp(App[None]):
             return self.replay is None and not self.orchestrator.busy
         if action == "rules":
             return self.replay is None
+        if action == "restart_mcp":
+            return "failed" in self._mcp.values()
         return True
 
     def action_decide(self, choice: ev.UserChoice) -> None:
@@ -299,6 +305,7 @@ class PheronApp(App[None]):
         """
         self._quitting = True
         self.orchestrator.cancel()
+        await self.runtime.mcp.aclose()
         await self.query_one(ChatPane).end_answer()
         await self.runtime.stop_recording()
         self.exit()
@@ -424,6 +431,8 @@ class PheronApp(App[None]):
                 shown = f" {progress:.0%}" if progress is not None else ""
                 status.state = "loading"
                 status.detail = f"{text}{shown}"
+            case ev.McpServerChanged() as change:
+                await self._mcp_changed(change)
             case ev.ModelReady():
                 self.model_ready = True
                 status.state = "idle"
@@ -448,6 +457,29 @@ class PheronApp(App[None]):
                 self._decision_made()
                 if self.replay is None:
                     self.query_one("#prompt", Input).focus()
+
+    async def _mcp_changed(self, change: ev.McpServerChanged) -> None:
+        self._mcp[change.server] = change.state
+        ready = sum(state == "ready" for state in self._mcp.values())
+        failed = [name for name, state in self._mcp.items() if state == "failed"]
+        shown = f"MCP {ready}/{len(self._mcp)}"
+        self.query_one(StatusBar).mcp = shown + (f" ({', '.join(failed)} failed)" if failed else "")
+        if change.state == "failed":
+            await self.query_one(ChatPane).add_note(
+                f"MCP server {change.server} failed: {change.error}. Press ctrl+g to restart it.",
+                "error",
+            )
+        elif change.state == "ready":
+            tokens = change.spec_chars // 4
+            self.notify(
+                f"MCP {change.server}: {len(change.tools)} tools, ~{tokens:,} tokens of specs"
+            )
+        self.refresh_bindings()
+
+    def action_restart_mcp(self) -> None:
+        restarted = self.runtime.restart_failed_mcp()
+        if restarted:
+            self.notify(f"Restarting MCP: {', '.join(restarted)}")
 
     def _wait_for_decision(self, card: ToolCard) -> None:
         """Lock the input and focus the card, so approval keys cannot land in the message."""

@@ -29,6 +29,7 @@ the `ask` policy, waits for you.
 | `ctrl+t` | hide or show the thinking pane |
 | `ctrl+r` | approval rules: revoke (`d`), keep for this project (`p`) or everywhere (`u`) |
 | `ctrl+o` | sessions: pick a recorded session and carry it on (not during a turn) |
+| `ctrl+g` | restart the MCP servers that failed (shown only then) |
 | `f1` | this help |
 | `ctrl+q` | quit (asks first while a turn is running) |
 

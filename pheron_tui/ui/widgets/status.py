@@ -31,6 +31,7 @@ class StatusBar(Static):
     Cleared when the state changes."""
     model: reactive[str] = reactive("")
     sandbox: reactive[str] = reactive("")
+    mcp: reactive[str] = reactive("")
     speed: reactive[str] = reactive("")
     cache: reactive[str] = reactive("")
     ttft: reactive[str] = reactive("")
@@ -66,7 +67,7 @@ class StatusBar(Static):
         state = self.state_text()
         line = state if len(state) <= width else state[: max(width - 1, 0)] + "…"
         # In order of importance; each is dropped whole when it does not fit.
-        for part in (self.model, self.speed, self.sandbox, self.cache, self.ttft):
+        for part in (self.model, self.speed, self.sandbox, self.mcp, self.cache, self.ttft):
             if part and len(line) + len(SEPARATOR) + len(part) <= width:
                 line += SEPARATOR + part
         return Content(printable(line))
