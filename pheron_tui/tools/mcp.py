@@ -258,6 +258,8 @@ class McpServer:
         self._settled = asyncio.Event()
         self._lost = ""
         """Why the connection is gone, found by a call or a listing (the SDK does not say)."""
+        self._run = 0
+        """Which start this is: an old connection closing late must not report."""
 
     def _set(self, state: ServerState, error: str = "") -> None:
         self.state, self.error = state, error
@@ -266,23 +268,41 @@ class McpServer:
         self._on_change(self)
 
     def start(self) -> None:
-        if self._task is not None and not self._task.done():
+        """Start the server, or start it again after it failed (once the old connection
+        has closed)."""
+        previous = self._task
+        if previous is not None and not previous.done() and self.state != "failed":
             return
+        self._run += 1
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()
         self._lost = ""
         self.tools = []
         self._set("starting")
-        self._task = asyncio.create_task(self._hold(), name=f"mcp-{self.spec.name}")
+        self._task = asyncio.create_task(
+            self._after(previous, self._run), name=f"mcp-{self.spec.name}"
+        )
+
+    async def _after(self, previous: asyncio.Task[None] | None, run: int) -> None:
+        if previous is not None and not previous.done():
+            with contextlib.suppress(BaseException):
+                await previous
+        await self._hold(run)
 
     async def settled(self, timeout: float) -> None:
         """Wait until the server is ready or has failed (or ``timeout`` passes)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._settled.wait(), timeout)
 
-    async def _hold(self) -> None:
+    async def _hold(self, run: int) -> None:
         from mcp import Client
 
+        def report(state: ServerState, error: str = "") -> None:
+            if run == self._run:  # a restarted server's old connection says nothing
+                self.tools = []
+                self._set(state, error)
+
+        stop = self._stop
         try:
             with self._errlog() as errlog:
                 transport = self._transport(errlog)
@@ -293,24 +313,21 @@ class McpServer:
                     self._client = client
                     self.tools = await self._list()
                     self._set("ready")
-                    await self._stop.wait()
+                    await stop.wait()
                 finally:
-                    self._client = None
+                    if run == self._run:
+                        self._client = None
                     with contextlib.suppress(Exception):
                         await client.__aexit__(None, None, None)
         except asyncio.CancelledError:
-            self.tools = []
-            self._set("stopped")
+            report("stopped")
             raise
         except BaseException as exc:  # a server's trouble is reported, not raised
-            self.tools = []
-            self._set("failed", _describe(exc, self._log_path()))
+            if not self._lost:
+                report("failed", _describe(exc, self._log_path()))
             return
-        self.tools = []
-        if self._lost:
-            self._set("failed", self._lost)
-        else:
-            self._set("stopped")
+        if not self._lost:  # a lost server was reported when it was found gone
+            report("stopped")
 
     def _log_path(self) -> Path:
         return self._log_dir / f"mcp-{self.spec.name}.log"
@@ -407,7 +424,9 @@ class McpServer:
             raise
         except Exception:
             self._lost = f"the server stopped answering ({_describe(exc, self._log_path())})"
-            self._stop.set()
+            self.tools = []
+            self._set("failed", self._lost)  # at once: its tools leave the registry now
+            self._stop.set()  # and its holder closes what is left of the connection
 
     async def stop(self) -> None:
         task = self._task
