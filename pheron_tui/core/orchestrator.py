@@ -56,6 +56,10 @@ REPEATED_CALL_MESSAGE = (
 
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
+ECHO_MESSAGE = (
+    "That repeats the request; it is not an answer. Do what it asks with the tools, then "
+    "say what you did or found."
+)
 PARROT_MESSAGE = (
     "That repeats the request instead of asking something new. Do not ask: use the tools to "
     "find out, then answer."
@@ -67,8 +71,8 @@ def _words(text: str) -> list[str]:
 
 
 def _parrots(question: str, request: str) -> bool:
-    """Whether a CLARIFY question is just the request said back (most of its words, in the
-    request)."""
+    """Whether a CLARIFY question (or an answer) is just the request said back (most of its
+    words, in the request)."""
     asked, said = _words(question), set(_words(request))
     return bool(asked) and sum(w in said for w in asked) >= 0.8 * len(asked)
 
@@ -123,6 +127,8 @@ class _TaskState:
     last_result: tuple[str, str] = ("", "")
     must_call: bool = False
     """The model said nothing or asked the request back: the next step must call a tool."""
+    echoed: bool = False
+    """The model once gave the request itself as its answer (told to act; not twice)."""
 
 
 class Orchestrator:
@@ -324,6 +330,21 @@ class Orchestrator:
                         content=("Your reply was empty. Call a tool, or give the final answer."),
                     )
                 )
+                state.must_call = True
+                continue
+            echo = len(_words(parsed.text)) >= 4 and _parrots(parsed.text, state.request)
+            if echo and not state.echoed and not answer_now:
+                # Small models sometimes "answer" with the request itself. That is no answer:
+                # say so once, and ask for the work.
+                state.echoed = True
+                self._remember(
+                    Message(
+                        role="assistant",
+                        content=reply.answer,
+                        reasoning_content=reply.think or None,
+                    )
+                )
+                self._remember(Message(role="user", content=ECHO_MESSAGE))
                 state.must_call = True
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -300,13 +300,21 @@ def _git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:
 
 class WriteFile(_PathTool):
     name = "write_file"
-    description = "Write a text file in the workspace, replacing it if it exists."
+    description = (
+        "Write a text file in the workspace. An existing file is kept unless mode says "
+        "append (add to its end) or overwrite (replace it all)."
+    )
     risk = "write"
     path_fields = ("path",)
 
     class Args(_Args):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
-        content: str = Field(max_length=TEXT_CHARS, description="The whole new content of the file")
+        content: str = Field(max_length=TEXT_CHARS, description="The text to write")
+        mode: Literal["create", "append", "overwrite"] = Field(
+            "create",
+            description="create a new file (the default), append to an existing one, or "
+            "overwrite one",
+        )
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         return _git_risk(self, args.path, ctx)
@@ -318,6 +326,31 @@ class WriteFile(_PathTool):
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
         data = args.content.encode("utf-8", errors="surrogatepass")
+        if args.mode != "overwrite":
+            # A small model asked to add a function "writes" the file with just that
+            # function: what was there must not be lost by default.
+            existing = await _load(ctx, args.path, _MAX_EDIT_BYTES + 1)
+            if isinstance(existing, tuple):
+                _path, _shown, old, size = existing
+                if args.mode == "create":
+                    lines = old.count(b"\n") + (not old.endswith(b"\n") and bool(old))
+                    return ToolResult(
+                        ok=False,
+                        observation=f"{shown} already exists ({lines} lines); it is unchanged. "
+                        'To add to its end, call write_file again with "mode": "append"; to '
+                        "change part of it, use edit_file; to replace all of it, use "
+                        '"mode": "overwrite".',
+                    )
+                if size > _MAX_EDIT_BYTES:
+                    return ToolResult(ok=False, observation=f"{shown} is too big to append to")
+                gap = b"" if not old or old.endswith(b"\n") else b"\n"
+                added = len(data)
+                data = old + gap + data
+                failure = await _write(ctx, path, shown, data)
+                said = f"appended {added} bytes to {shown} (now {len(data)} bytes)"
+                return failure or ToolResult(ok=True, observation=said)
+            if "does not exist" not in existing.observation:
+                return existing  # a binary file, a folder: not appended to or replaced
         failure = await _write(ctx, path, shown, data)
         return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {shown}")
 

@@ -101,7 +101,9 @@ async def test_a_flipping_symlink_never_leaks_or_overwrites_outside(
             read = await call(workspace, "read_file", path="f.txt")
             assert "OUTSIDE-SECRET" not in read.observation
             refused += not read.ok
-            await call(workspace, "write_file", path="f.txt", content=f"written {i}")
+            await call(
+                workspace, "write_file", path="f.txt", content=f"written {i}", mode="overwrite"
+            )
             await call(workspace, "edit_file", path="f.txt", old="inside", new="edited")
             assert outside.read_text() == "OUTSIDE-SECRET"
     finally:
@@ -132,7 +134,7 @@ async def test_a_file_with_other_hard_links_is_not_written(workspace: Path, tmp_
     outside.write_text("original")
     os.link(outside, workspace / "linked.txt")
     for tool, arguments in (
-        ("write_file", {"content": "changed"}),
+        ("write_file", {"content": "changed", "mode": "overwrite"}),
         ("edit_file", {"old": "original", "new": "changed"}),
     ):
         result = await call(workspace, tool, path="linked.txt", **arguments)
@@ -152,7 +154,7 @@ async def test_a_write_that_fails_halfway_leaves_the_old_file(workspace: Path) -
         "from pheron_tui.core.tools import ToolContext\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
         "ws = Path(sys.argv[1])\n"
-        "p = default_registry().prepare('write_file', {'path': 'keep.txt', 'content': 'x' * 5000})\n"
+        "p = default_registry().prepare('write_file', {'path': 'keep.txt', 'content': 'x' * 5000, 'mode': 'overwrite'})\n"
         "r = asyncio.run(p.tool.run(p.args, ToolContext(workspace=ws)))\n"
         "print(r.ok, r.observation)\n"
     )
@@ -169,7 +171,9 @@ async def test_a_write_keeps_the_files_mode(workspace: Path) -> None:
     path = workspace / "run.sh"
     path.write_text("echo old\n")
     os.chmod(path, 0o750)
-    result = await call(workspace, "write_file", path="run.sh", content="echo new\n")
+    result = await call(
+        workspace, "write_file", path="run.sh", content="echo new\n", mode="overwrite"
+    )
     assert result.ok
     assert (path.stat().st_mode & 0o777, path.read_text()) == (0o750, "echo new\n")
 
@@ -207,7 +211,13 @@ async def test_readers_never_see_half_a_file(workspace: Path) -> None:
     async def writer() -> None:
         i = 0
         while not stop:
-            await call(workspace, "write_file", path="data.txt", content="ab"[i % 2] * 150_000)
+            await call(
+                workspace,
+                "write_file",
+                path="data.txt",
+                content="ab"[i % 2] * 150_000,
+                mode="overwrite",
+            )
             i += 1
 
     task = asyncio.create_task(writer())

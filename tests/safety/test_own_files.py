@@ -48,13 +48,26 @@ async def call(ctx: ToolContext, name: str, **arguments):
 @pytest.mark.parametrize(
     ("tool", "arguments"),
     [
-        ("write_file", {"path": ".config/pheron-tui/config.toml", "content": RULE}),
-        ("write_file", {"path": ".config/pheron-tui/other.toml", "content": RULE}),
+        (
+            "write_file",
+            {"path": ".config/pheron-tui/config.toml", "content": RULE, "mode": "overwrite"},
+        ),
+        (
+            "write_file",
+            {"path": ".config/pheron-tui/other.toml", "content": RULE, "mode": "overwrite"},
+        ),
         ("edit_file", {"path": ".config/pheron-tui/config.toml", "old": "5", "new": "9"}),
         ("read_file", {"path": ".ssh/id_rsa"}),
         ("read_file", {"path": ".aws/credentials"}),
         ("list_dir", {"path": ".ssh"}),
-        ("write_file", {"path": ".local/share/pheron-tui/sessions/x.jsonl", "content": "{}"}),
+        (
+            "write_file",
+            {
+                "path": ".local/share/pheron-tui/sessions/x.jsonl",
+                "content": "{}",
+                "mode": "overwrite",
+            },
+        ),
     ],
 )
 async def test_file_tools_refuse_the_apps_own_files_and_secrets(

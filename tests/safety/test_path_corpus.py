@@ -182,7 +182,7 @@ async def test_no_write_or_edit_escapes(layout: tuple[Path, Path]) -> None:
     ws, outside = layout
     before = outside_state(outside)
     for path in HOSTILE_WRITES:
-        ok, observation = await run(ws, "write_file", path=path, content="PWNED")
+        ok, observation = await run(ws, "write_file", path=path, content="PWNED", mode="overwrite")
         assert any(phrase in observation for phrase in CLEAR), (path, observation)
         ok_edit, edit_observation = await run(ws, "edit_file", path=path, old="T", new="PWNED")
         assert not ok_edit and any(p in edit_observation for p in CLEAR), (path, edit_observation)

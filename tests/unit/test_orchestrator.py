@@ -327,3 +327,19 @@ async def test_a_message_is_classified_on_its_own_after_a_task(make_agent) -> No
     # The second sees only its own message: the task before cannot make it a task.
     assert [m.role for m in classify[1].messages] == ["system", "user"]
     assert classify[1].messages[-1].content == "What is the capital of Italy?"
+
+
+async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_agent) -> None:
+    request = "Fix the bug in calc.py so that the tests pass."
+    agent = make_agent(
+        classify=["task", "task"],
+        plan=[request, LIST, "Fixed nothing yet: here is the folder.", request, request],
+        critic=["FAIL: no", "FAIL: no"],
+    )
+    result = await agent.orchestrator.submit(request)
+    assert result.answer == "Fixed nothing yet: here is the folder."
+    told = [m.content for m in agent.orchestrator.history if m.role == "user"]
+    assert any("repeats the request" in text for text in told)
+    assert agent.of("ToolCallStarted")  # it was made to act
+    again = await agent.orchestrator.submit(request)  # a model that insists is not looped
+    assert again.status == "finished" and again.answer == request

@@ -215,3 +215,27 @@ async def test_delete_path_removes_one_thing_and_never_what_a_link_points_to(
         refused = await call(workspace, "delete_path", path=outside)
         assert not refused.ok, outside
     assert (workspace.parent / "secret.txt").read_text() == "top secret"
+
+
+async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwrite(
+    workspace: Path,
+) -> None:
+    (workspace / "utils.py").write_text("def flip(t):\n    return t[::-1]\n")
+    kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
+    assert (
+        not kept.ok and '"mode": "append"' in kept.observation and "edit_file" in kept.observation
+    )
+    assert (workspace / "utils.py").read_text() == "def flip(t):\n    return t[::-1]\n"
+    added = await call(
+        workspace, "write_file", path="utils.py", content="\ndef twice(x):\n    return 2 * x\n",
+        mode="append",
+    )  # fmt: skip
+    assert added.ok
+    assert (workspace / "utils.py").read_text().startswith("def flip(t):\n    return t[::-1]\n\n")
+    assert (workspace / "utils.py").read_text().endswith("return 2 * x\n")
+    replaced = await call(
+        workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
+    )
+    assert replaced.ok and (workspace / "utils.py").read_text() == "x = 1\n"
+    fresh = await call(workspace, "write_file", path="new.md", content="hi", mode="append")
+    assert fresh.ok and (workspace / "new.md").read_text() == "hi"
