@@ -301,8 +301,8 @@ def _git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:
 class WriteFile(_PathTool):
     name = "write_file"
     description = (
-        "Write a text file in the workspace. An existing file is kept unless mode says "
-        "append (add to its end) or overwrite (replace it all)."
+        "Create a text file in the workspace. To add text to the end of an existing file, "
+        'pass "mode": "append".'
     )
     risk = "write"
     path_fields = ("path",)
@@ -312,8 +312,8 @@ class WriteFile(_PathTool):
         content: str = Field(max_length=TEXT_CHARS, description="The text to write")
         mode: Literal["create", "append", "overwrite"] = Field(
             "create",
-            description="create a new file (the default), append to an existing one, or "
-            "overwrite one",
+            description="create (the default) a new file; append to an existing one; "
+            "overwrite only to throw away all of an existing file",
         )
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
