@@ -56,6 +56,7 @@ REPEATED_CALL_MESSAGE = (
 
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
+EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
 ECHO_MESSAGE = (
     "That repeats the request; it is not an answer. Do what it asks with the tools, then "
     "say what you did or found."
@@ -302,15 +303,7 @@ class Orchestrator:
             if parsed.kind == "clarify" and _parrots(parsed.text, state.request):
                 # Small models "ask" the user's own request back. That is no question: tell
                 # the model to look, and go on.
-                self._remember(
-                    Message(
-                        role="assistant",
-                        content=reply.answer,
-                        reasoning_content=reply.think or None,
-                    )
-                )
-                self._remember(Message(role="user", content=PARROT_MESSAGE))
-                state.must_call = True
+                self._send_back(state, reply, PARROT_MESSAGE)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -321,36 +314,31 @@ class Orchestrator:
                 await self._run_calls(turn_id, state, reply, parsed.text, calls, fmt)
                 continue
             if not parsed.text:
-                self._remember(
-                    Message(role="assistant", content="", reasoning_content=reply.think or None)
-                )
-                self._remember(
-                    Message(
-                        role="user",
-                        content=("Your reply was empty. Call a tool, or give the final answer."),
-                    )
-                )
-                state.must_call = True
+                self._send_back(state, reply, EMPTY_MESSAGE, said="")
                 continue
             echo = len(_words(parsed.text)) >= 4 and _parrots(parsed.text, state.request)
             if echo and not state.echoed and not answer_now:
                 # Small models sometimes "answer" with the request itself. That is no answer:
                 # say so once, and ask for the work.
                 state.echoed = True
-                self._remember(
-                    Message(
-                        role="assistant",
-                        content=reply.answer,
-                        reasoning_content=reply.think or None,
-                    )
-                )
-                self._remember(Message(role="user", content=ECHO_MESSAGE))
-                state.must_call = True
+                self._send_back(state, reply, ECHO_MESSAGE)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise _TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
+
+    def _send_back(
+        self, state: _TaskState, reply: StreamedReply, nudge: str, said: str | None = None
+    ) -> None:
+        """Keep a reply that does not move the task (``said``, else the reply as it came),
+        answer it with ``nudge``, and make the next step call a tool."""
+        content = reply.answer if said is None else said
+        self._remember(
+            Message(role="assistant", content=content, reasoning_content=reply.think or None)
+        )
+        self._remember(Message(role="user", content=nudge))
+        state.must_call = True
 
     async def _plan_step(
         self, turn_id: int, step: int, answer_now: bool, must_call: bool = False
