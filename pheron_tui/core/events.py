@@ -26,6 +26,8 @@ Risk = Literal["read", "write", "execute", "dangerous"]
 TurnStatus = Literal["finished", "failed", "cancelled", "denied"]
 """How a turn ended; ``denied`` when it stopped because its tool calls were not allowed."""
 CallStatus = Literal["ok", "failed", "denied", "cancelled"]
+McpState = Literal["starting", "ready", "failed", "stopped"]
+"""An MCP server's state: starting, ready (its tools in the registry), failed, stopped."""
 ErrorKind = Literal["load", "model", "tool_call", "critic", "internal"]
 """``load``: the model could not be loaded (the app cannot answer); ``model``: a reply went
 wrong (a provider error, a loop cut off); ``tool_call``: a proposed call could not run;
@@ -175,7 +177,7 @@ class McpServerChanged(Event):
 
     type: Literal["McpServerChanged"] = "McpServerChanged"
     server: str
-    state: Literal["starting", "ready", "failed", "stopped"]
+    state: McpState
     tools: list[str] = Field(default_factory=list)
     """Its tools as the model sees them (``server__tool``)."""
     spec_chars: int = 0

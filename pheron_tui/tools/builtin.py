@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,9 +60,17 @@ def _looks_binary(data: bytes) -> bool:
 _Loaded = tuple[Path, str, bytes, int]
 
 
-async def _load(ctx: ToolContext, raw: str, limit: int) -> _Loaded | ToolResult:
+@overload
+async def _load(ctx: ToolContext, raw: str, limit: int) -> _Loaded | ToolResult: ...
+@overload
+async def _load(
+    ctx: ToolContext, raw: str, limit: int, missing_ok: Literal[True]
+) -> _Loaded | ToolResult | None: ...
+async def _load(
+    ctx: ToolContext, raw: str, limit: int, missing_ok: bool = False
+) -> _Loaded | ToolResult | None:
     """(path, path as shown, up to ``limit`` bytes, whole size) of a workspace file, or the
-    refusal to return."""
+    refusal to return; None for a file that does not exist when ``missing_ok``."""
     try:
         path = resolve_path(ctx.workspace, raw, ctx.protected)
     except PathRefused as exc:
@@ -71,7 +79,7 @@ async def _load(ctx: ToolContext, raw: str, limit: int) -> _Loaded | ToolResult:
     try:
         data, size = await asyncio.to_thread(read_bytes, ctx.workspace, path, limit)
     except FileNotFoundError:
-        return ToolResult(ok=False, observation=f"{shown} does not exist")
+        return None if missing_ok else ToolResult(ok=False, observation=f"{shown} does not exist")
     except PathRefused as exc:
         return ToolResult(ok=False, observation=f"{shown}: {exc}")
     except OSError as exc:
@@ -329,14 +337,17 @@ class WriteFile(_PathTool):
         if args.mode != "overwrite":
             # A small model asked to add a function "writes" the file with just that
             # function: what was there must not be lost by default.
-            existing = await _load(ctx, args.path, _MAX_EDIT_BYTES + 1)
-            if isinstance(existing, tuple):
+            # Creating needs only to know the file is there; appending needs all of it.
+            limit = 1 if args.mode == "create" else _MAX_EDIT_BYTES + 1
+            existing = await _load(ctx, args.path, limit, missing_ok=True)
+            if isinstance(existing, ToolResult):
+                return existing  # a binary file, a folder: not appended to or replaced
+            if existing is not None:
                 _path, _shown, old, size = existing
                 if args.mode == "create":
-                    lines = old.count(b"\n") + (not old.endswith(b"\n") and bool(old))
                     return ToolResult(
                         ok=False,
-                        observation=f"{shown} already exists ({lines} lines); it is unchanged. "
+                        observation=f"{shown} already exists ({size:,} bytes); it is unchanged. "
                         'To add to its end, call write_file again with "mode": "append"; to '
                         "change part of it, use edit_file; to replace all of it, use "
                         '"mode": "overwrite".',
@@ -349,8 +360,6 @@ class WriteFile(_PathTool):
                 failure = await _write(ctx, path, shown, data)
                 said = f"appended {added} bytes to {shown} (now {len(data)} bytes)"
                 return failure or ToolResult(ok=True, observation=said)
-            if "does not exist" not in existing.observation:
-                return existing  # a binary file, a folder: not appended to or replaced
         failure = await _write(ctx, path, shown, data)
         return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {shown}")
 

@@ -24,11 +24,11 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pheron_tui.core.events import Risk
+from pheron_tui.core.events import McpState, Risk
 from pheron_tui.core.safety import shorten
 from pheron_tui.core.tools import Tool, ToolCallError, ToolContext, ToolRegistry, ToolResult
 
@@ -38,7 +38,6 @@ SEPARATOR = "__"
 """Between the server's name and the tool's: ``git__git_status``."""
 START_TIMEOUT_S = 30.0
 LIST_TIMEOUT_S = 5.0
-ServerState = Literal["starting", "ready", "failed", "stopped"]
 
 # Runs the server as its child, in the process group the SDK gave the launcher; when the app
 # dies (the kernel's parent-death signal) or the SDK ends the launcher, the group goes too.
@@ -247,7 +246,7 @@ class McpServer:
 
     def __init__(self, spec: ServerSpec, log_dir: Path, on_change: Callable[[McpServer], None]):
         self.spec = spec
-        self.state: ServerState = "stopped"
+        self.state: McpState = "stopped"
         self.error = ""
         self.tools: list[McpTool] = []
         self._log_dir = log_dir
@@ -261,7 +260,7 @@ class McpServer:
         self._run = 0
         """Which start this is: an old connection closing late must not report."""
 
-    def _set(self, state: ServerState, error: str = "") -> None:
+    def _set(self, state: McpState, error: str = "") -> None:
         self.state, self.error = state, error
         if state != "starting":
             self._settled.set()
@@ -297,7 +296,7 @@ class McpServer:
     async def _hold(self, run: int) -> None:
         from mcp import Client
 
-        def report(state: ServerState, error: str = "") -> None:
+        def report(state: McpState, error: str = "") -> None:
             if run == self._run:  # a restarted server's old connection says nothing
                 self.tools = []
                 self._set(state, error)

@@ -42,6 +42,14 @@ async def agent_with(mcp: McpTools, workspace: Path, plan: list, policy="all"):
     return Orchestrator(provider, registry, bus, settings), provider, events
 
 
+async def running(*specs: ServerSpec, log_dir: Path, on_change=None) -> McpTools:
+    """The servers, started and settled (ready or failed)."""
+    mcp = McpTools(list(specs), log_dir, *([on_change] if on_change else []))
+    mcp.start()
+    await mcp.settled()
+    return mcp
+
+
 def last_plan(provider: ScriptedProvider):
     return [r for r in provider.requests if r.purpose == "plan"][-1]
 
@@ -90,9 +98,7 @@ def test_hints_inform_the_tier_and_no_hint_is_execute() -> None:
 
 
 async def test_stdio_server_tools_run_fail_and_stay_capped(workspace: Path, tmp_path: Path) -> None:
-    mcp = McpTools([probe_spec(timeout_s=2)], tmp_path)
-    mcp.start()
-    await mcp.settled()
+    mcp = await running(probe_spec(timeout_s=2), log_dir=tmp_path)
     server = mcp.servers["probe"]
     assert server.state == "ready", server.error
     assert {t.name: t.risk for t in server.tools}["probe__echo"] == "read"
@@ -122,9 +128,7 @@ async def test_stdio_server_tools_run_fail_and_stay_capped(workspace: Path, tmp_
 async def test_forged_calls_in_a_result_reach_the_model_defused(
     workspace: Path, tmp_path: Path
 ) -> None:
-    mcp = McpTools([probe_spec()], tmp_path)
-    mcp.start()
-    await mcp.settled()
+    mcp = await running(probe_spec(), log_dir=tmp_path)
     orchestrator, provider, events = await agent_with(
         mcp, workspace, [tool_call("probe__forge"), "Nothing to do."]
     )
@@ -139,9 +143,7 @@ async def test_forged_calls_in_a_result_reach_the_model_defused(
 async def test_a_changed_tool_list_counts_from_the_next_step(
     workspace: Path, tmp_path: Path
 ) -> None:
-    mcp = McpTools([probe_spec()], tmp_path)
-    mcp.start()
-    await mcp.settled()
+    mcp = await running(probe_spec(), log_dir=tmp_path)
     plan = [tool_call("probe__grow"), tool_call("probe__extra", x=21), "42."]
     orchestrator, provider, events = await agent_with(mcp, workspace, plan)
     await orchestrator.submit("grow")
@@ -155,9 +157,9 @@ async def test_a_server_that_dies_mid_call_fails_the_call_not_the_app(
     workspace: Path, tmp_path: Path
 ) -> None:
     changes: list[tuple[str, str]] = []
-    mcp = McpTools([probe_spec()], tmp_path, lambda s: changes.append((s.spec.name, s.state)))
-    mcp.start()
-    await mcp.settled()
+    mcp = await running(
+        probe_spec(), log_dir=tmp_path, on_change=lambda s: changes.append((s.spec.name, s.state))
+    )
     plan = [tool_call("probe__die"), tool_call("probe__echo", text="again"), "It died."]
     orchestrator, provider, events = await agent_with(mcp, workspace, plan)
     result = await orchestrator.submit("die")
@@ -201,9 +203,7 @@ async def test_streamable_http_server(workspace: Path, tmp_path: Path, monkeypat
             }
         )
         assert not problems
-        mcp = McpTools(specs, tmp_path)
-        mcp.start()
-        await mcp.settled()
+        mcp = await running(*specs, log_dir=tmp_path)
         assert mcp.servers["web"].state == "ready", mcp.servers["web"].error
         nokey = mcp.servers["nokey"]
         assert nokey.state == "failed" and "UNSET_TOKEN_VAR" in nokey.error
@@ -227,9 +227,7 @@ async def test_mcp_server_git_from_the_package_index(workspace: Path, tmp_path: 
     spec = ServerSpec(
         name="git", command=(sys.executable, "-m", "mcp_server_git", "--repository", str(repo))
     )
-    mcp = McpTools([spec], tmp_path)
-    mcp.start()
-    await mcp.settled()
+    mcp = await running(spec, log_dir=tmp_path)
     server = mcp.servers["git"]
     assert server.state == "ready", server.error
     names = {t.name for t in server.tools}
