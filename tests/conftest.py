@@ -28,6 +28,7 @@ def _isolated_config(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     for name in list(os.environ):
         if name.startswith("PHERON_"):
             monkeypatch.delenv(name)

@@ -9,7 +9,7 @@ is dangerous. "Always" from the user adds session rules for what the call did.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,6 +26,8 @@ class GateDecision:
     by: str
     added: tuple[Rule, ...] = ()
     """Session rules an "always" answer added."""
+    hunks: frozenset[int] | None = None
+    """A per-hunk review's hunks taken (numbered from 0); None when the whole call was."""
 
     @property
     def label(self) -> Decision:
@@ -82,7 +84,7 @@ class ApprovalGate:
         self.rules = rules or RuleBook()
         self.can_ask = can_ask
         """False headless: a call that needs a decision is denied, never left waiting."""
-        self._pending: dict[str, asyncio.Future[UserChoice]] = {}
+        self._pending: dict[str, asyncio.Future[tuple[UserChoice, frozenset[int] | None]]] = {}
 
     @property
     def pending(self) -> list[str]:
@@ -111,10 +113,11 @@ class ApprovalGate:
 
     async def wait(self, call_id: str, call: CallFacts) -> GateDecision:
         """Wait for ``decide(call_id, …)``; cancelling the caller withdraws the question."""
-        future: asyncio.Future[UserChoice] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[UserChoice, frozenset[int] | None]] = loop.create_future()
         self._pending[call_id] = future
         try:
-            choice = await future
+            choice, hunks = await future
         finally:
             self._pending.pop(call_id, None)
         if choice == "always":
@@ -125,12 +128,15 @@ class ApprovalGate:
                 shown = ", ".join(rule.describe() for rule in added)
                 by = f"user (always: {shown})"
                 return GateDecision(approved=True, auto=False, by=by, added=tuple(added))
+        if choice == "approve" and hunks is not None:
+            return GateDecision(approved=bool(hunks), auto=False, by="user", hunks=hunks)
         return GateDecision(approved=choice != "deny", auto=False, by="user")
 
-    def decide(self, call_id: str, choice: UserChoice) -> bool:
-        """Answer a waiting call; False when no call with that id is waiting."""
+    def decide(self, call_id: str, choice: UserChoice, hunks: Iterable[int] | None = None) -> bool:
+        """Answer a waiting call (``hunks``: approve only these hunks of its diff, numbered
+        from 0); False when no call with that id is waiting."""
         future = self._pending.get(call_id)
         if future is None or future.done():
             return False
-        future.set_result(choice)
+        future.set_result((choice, None if hunks is None else frozenset(hunks)))
         return True

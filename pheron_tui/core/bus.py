@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -117,7 +117,13 @@ class EventBus:
     def __init__(self, session_id: str, first_seq: int = 1) -> None:
         self.session_id = session_id
         self._subscribers: list[Subscription] = []
+        self._watchers: list[Callable[[Event], None]] = []
         self._seq = itertools.count(first_seq)
+
+    def watch(self, watcher: Callable[[Event], None]) -> None:
+        """Call ``watcher`` with every event as it is published, before any reader sees it
+        (bookkeeping in the core that must never lag, such as the turn records)."""
+        self._watchers.append(watcher)
 
     def emit(self, event_type: type[E], turn_id: int, **fields: Any) -> E:
         """Build an event with this session's id, the next seq and the time, and publish it."""
@@ -132,6 +138,8 @@ class EventBus:
         return event
 
     def publish(self, event: Event) -> None:
+        for watcher in self._watchers:
+            watcher(event)
         for subscription in self._subscribers:
             subscription.put(event)
 

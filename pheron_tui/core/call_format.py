@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Literal
 
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
-from pheron_tui.core.prompts import legacy_planning_system, native_planning_system
+from pheron_tui.core.prompts import (
+    legacy_planning_system,
+    native_planning_system,
+    with_instructions,
+)
 from pheron_tui.core.provider import Provider
 from pheron_tui.core.tools import ubid
 
@@ -96,12 +100,15 @@ def planning_request(
     step: int = 1,
     answer_now: bool = False,
     must_call: bool = False,
+    instructions: str = "",
 ) -> CompletionRequest:
     """One planning request. Legacy prompts describe the tools in the system prompt; the specs
-    still travel so an engine can constrain the CALL to them."""
+    still travel so an engine can constrain the CALL to them. ``instructions`` (the project's
+    AGENTS.md, plan mode) follow the system prompt."""
+    system = with_instructions(fmt.system_prompt(workspace, specs), instructions)
     return CompletionRequest(
         messages=[
-            Message(role="system", content=fmt.system_prompt(workspace, specs)),
+            Message(role="system", content=system),
             *history,
         ],
         tools=specs,

@@ -82,6 +82,12 @@ class ToolCallProposed(Event):
     risk: Risk
     risk_reasons: list[str] = Field(default_factory=list)
     """Why a call is dangerous, in words a user can check against the arguments."""
+    diff: str = ""
+    """For a call that writes one text file: the unified diff of what it would change (a
+    new file shows all its lines), computed before anyone is asked."""
+    hunks: int = 0
+    """How many hunks that diff has where a person may take some and leave others (an
+    existing file with two or more); 0 where only the whole call can be decided."""
 
 
 class ToolCallAwaitingDecision(Event):
@@ -101,7 +107,51 @@ class ToolCallDecided(Event):
     call_id: str
     decision: Decision
     by: str
-    """Who decided: ``user``, ``policy:<name>`` or ``rule:<what>``."""
+    """Who decided: ``user``, ``policy:<name>``, ``rule:<what>``, ``plan mode`` or
+    ``workspace``."""
+    hunks: list[int] | None = None
+    """For a per-hunk review: the hunks taken (numbered from 1); the others were left out."""
+
+
+class SavedFile(BaseModel):
+    """One workspace path as it was before a tool changed it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    """Relative to the workspace."""
+    kind: Literal["file", "folder", "missing"]
+    blob: str = ""
+    """For a file: the sha256 of its bytes in the checkpoint store."""
+
+
+class FilesCheckpointed(Event):
+    """Before a call changed files: what they were, so a rewind can put them back."""
+
+    type: Literal["FilesCheckpointed"] = "FilesCheckpointed"
+    call_id: str
+    tool: str
+    files: list[SavedFile]
+    complete: bool = True
+    """False when some of it could not be saved (too big, unreadable), or when the tool's
+    effects cannot be known beforehand (a shell command, an MCP tool: ``files`` empty)."""
+
+
+class ConversationReplaced(Event):
+    """The conversation the model sees was replaced: rewound to an earlier turn, or older
+    turns compacted into a summary."""
+
+    type: Literal["ConversationReplaced"] = "ConversationReplaced"
+    messages: list[Message]
+    reason: Literal["rewind", "compact"]
+    kept_from: int
+    """Where in the old conversation the part kept at the end of ``messages`` began (a
+    rewind keeps nothing after its cut: ``kept_from`` is the old length)."""
+    summarised: int = 0
+    """Messages at the start of ``messages`` that stand for the old ones before
+    ``kept_from`` (a compaction's summary); a rewind keeps the old ones as they were."""
+    note: str = ""
+    """What happened, in words for the user."""
 
 
 class ToolCallStarted(Event):
@@ -196,6 +246,8 @@ class ModelReady(Event):
     type: Literal["ModelReady"] = "ModelReady"
     provider: str
     model: str
+    context_window: int | None = None
+    """Tokens a request and its reply may hold together, where known."""
 
 
 class ErrorRaised(Event):
@@ -246,6 +298,8 @@ AnyEvent = Annotated[
     | ToolCallAwaitingDecision
     | ToolCallDecided
     | ToolCallStarted
+    | FilesCheckpointed
+    | ConversationReplaced
     | ToolOutputDelta
     | ToolCallFinished
     | ClarifyRequested

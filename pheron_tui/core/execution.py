@@ -7,6 +7,7 @@ call and reports every step of it on the bus.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,8 +22,16 @@ from pheron_tui.core.approval import (
 )
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.capped import CappedOutput
+from pheron_tui.core.diffs import FileChange, apply_hunks, describe_hunks
 from pheron_tui.core.safety import shorten
-from pheron_tui.core.tools import PreparedCall, RiskAssessment, ToolContext, ubid
+from pheron_tui.core.tools import PreparedCall, RiskAssessment, ToolContext, ToolResult, ubid
+
+log = logging.getLogger("pheron_tui.execution")
+
+PLAN_MODE_REFUSAL = (
+    "Plan mode is on: only read-only tools run, so this call did not. Finish investigating "
+    "and reply with a numbered plan of the changes you would make."
+)
 
 if TYPE_CHECKING:  # the orchestrator imports this module
     from pheron_tui.core.orchestrator import AgentSettings
@@ -85,6 +94,9 @@ class ToolExecutor:
             assessment = tool.assess(args, context)
         except Exception as exc:  # an assessment bug must not let a call through unchecked
             assessment = RiskAssessment("dangerous", [f"its risk could not be assessed ({exc})"])
+        refusal = tool.refusal(args, context)
+        change = await self._preview(call, context) if refusal is None else None
+        hunks = len(change.hunks) if change is not None and change.before is not None else 0
         self.bus.emit(
             ev.ToolCallProposed,
             turn_id,
@@ -94,12 +106,17 @@ class ToolExecutor:
             ubid=ubid(tool.name),
             risk=assessment.tier,
             risk_reasons=assessment.reasons,
+            diff=change.diff if change is not None else "",
+            hunks=hunks if hunks >= 2 else 0,
         )
-        if (refusal := tool.refusal(args, context)) is not None:
+        if refusal is None and self.settings.plan_mode and assessment.tier != "read":
+            refusal = PLAN_MODE_REFUSAL
+            by = "plan mode"
+        else:
+            by = "workspace"
+        if refusal is not None:
             # Nothing to ask about: the tool would refuse it anyway.
-            self.bus.emit(
-                ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by="workspace"
-            )
+            self.bus.emit(ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by=by)
             return self._finished(turn_id, call_id, CallOutcome("denied", refusal))
         facts = CallFacts(
             tool=tool.name,
@@ -115,15 +132,23 @@ class ToolExecutor:
                 call_id=call_id,
                 decision=decision.label,
                 by=decision.by,
+                hunks=sorted(n + 1 for n in decision.hunks) if decision.hunks else None,
             )
             if decision.added:
                 self.bus.emit(ev.RulesChanged, turn_id, rules=shown_rules(self.gate.rules))
             if not decision.approved:
                 return self._finished(turn_id, call_id, CallOutcome("denied", _denial(decision.by)))
+            await self._checkpoint(turn_id, call_id, call, context)
             self.bus.emit(ev.ToolCallStarted, turn_id, call_id=call_id)
             started = time.perf_counter()
             try:
-                result = await tool.run(args, context)
+                if decision.hunks is not None and change is not None:
+                    text = apply_hunks(change, set(decision.hunks))
+                    result = await tool.write_reviewed(change, text, context)
+                    told = describe_hunks(change, set(decision.hunks))
+                    result = ToolResult(result.ok, f"{told}\n{result.observation}")
+                else:
+                    result = await tool.run(args, context)
                 outcome = CallOutcome(
                     "ok" if result.ok else "failed",
                     _cap(result.observation, self.settings.output_cap_chars),
@@ -137,6 +162,41 @@ class ToolExecutor:
             self._finished(turn_id, call_id, cancelled, started)
             raise
         return self._finished(turn_id, call_id, outcome, started)
+
+    @staticmethod
+    async def _preview(call: PreparedCall, context: ToolContext) -> FileChange | None:
+        """The file change to show; a preview that fails shows none (running says why)."""
+        try:
+            return await call.tool.preview(call.args, context)
+        except Exception:
+            log.exception("previewing %s failed", call.tool.name)
+            return None
+
+    async def _checkpoint(
+        self, turn_id: int, call_id: str, call: PreparedCall, context: ToolContext
+    ) -> None:
+        """Record what the call's files are now, before it changes them; a tool whose
+        effects cannot be known beforehand is recorded as such."""
+        checkpointer = self.settings.checkpointer
+        tool = call.tool
+        if checkpointer is None or tool.risk == "read":
+            return
+        paths = tool.touches(call.args)
+        files: list[ev.SavedFile] = []
+        complete = False
+        if paths:
+            try:
+                files, complete = await checkpointer.save(paths, context)
+            except Exception:  # the call still runs; the rewind screen says it is not saved
+                log.exception("checkpointing %s failed", paths)
+        self.bus.emit(
+            ev.FilesCheckpointed,
+            turn_id,
+            call_id=call_id,
+            tool=tool.name,
+            files=files,
+            complete=complete,
+        )
 
     async def _ask(self, turn_id: int, call_id: str, facts: CallFacts) -> GateDecision:
         self.bus.emit(

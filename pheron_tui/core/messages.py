@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["system", "user", "assistant", "tool"]
-Purpose = Literal["classify", "chat", "plan", "critic"]
+Purpose = Literal["classify", "chat", "plan", "critic", "compact"]
 Intent = Literal["chat", "task"]
 
 

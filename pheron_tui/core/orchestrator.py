@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,14 @@ from pheron_tui.core import events as ev
 from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import CallFormat, call_format, planning_request
+from pheron_tui.core.checkpoints import Checkpointer, TurnRecords
+from pheron_tui.core.context import (
+    ContextPart,
+    breakdown,
+    needs_compaction,
+    request_tokens,
+    summarise,
+)
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
@@ -29,9 +38,14 @@ from pheron_tui.core.limits import (
     DEFAULT_OUTPUT_CAP_CHARS,
     DEFAULT_SHELL_TIMEOUT_S,
 )
-from pheron_tui.core.messages import CompletionRequest, Message, ToolCall
+from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
 from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
-from pheron_tui.core.prompts import CHAT_SYSTEM, observation_message
+from pheron_tui.core.prompts import (
+    CHAT_SYSTEM,
+    PLAN_MODE_SYSTEM,
+    observation_message,
+    with_instructions,
+)
 from pheron_tui.core.provider import Provider, ProviderError, ToolsRejected
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
@@ -94,6 +108,12 @@ class AgentSettings:
     """Places tools may not touch even inside the workspace (the app's own files, secrets)."""
     can_ask: bool = True
     """False headless: calls that need a person are denied instead of waiting forever."""
+    plan_mode: bool = False
+    """Only read-only tools run, and the model is asked for a plan instead of changes."""
+    checkpointer: Checkpointer | None = None
+    """Saves files before a tool changes them (None: no rewind of files)."""
+    instructions: str = ""
+    """The project's own instructions (AGENTS.md), added to every system prompt."""
 
 
 @dataclass
@@ -105,6 +125,10 @@ class TurnResult:
 
 class TurnInProgress(PheronError, RuntimeError):
     """``submit`` was called while a turn is still running."""
+
+
+class RewindError(PheronError, ValueError):
+    """A rewind or compaction that cannot be done; the message says why."""
 
 
 class _TaskEnded(Exception):
@@ -152,16 +176,25 @@ class Orchestrator:
         self._call_ids = itertools.count(1)
         self._turn_id = 0
         self._task: asyncio.Task[TurnResult] | None = None
+        self.turns = TurnRecords()
+        """Each turn's start in the history and the files it changed, for a rewind."""
+        bus.watch(lambda event: self.turns.add(event))
 
     def _remember(self, message: Message) -> None:
         """Add to the conversation and publish it, so a session log can rebuild it exactly."""
         self.history.append(message)
         self.bus.emit(ev.MessageAdded, self._turn_id, message=message)
 
-    def restore(self, history: list[Message], last_turn_id: int) -> None:
-        """Continue a recorded conversation (``--resume``)."""
+    def restore(
+        self, history: list[Message], last_turn_id: int, events: Sequence[ev.Event] = ()
+    ) -> None:
+        """Continue a recorded conversation (``--resume``); ``events`` rebuild its turns."""
         self.history = list(history)
         self._turn_ids = itertools.count(last_turn_id + 1)
+        self.turns = TurnRecords()
+        for event in events:
+            self.turns.add(event)
+        self.turns.sync(len(self.history))
 
     # -- the command surface -------------------------------------------------------------------
     @property
@@ -176,8 +209,49 @@ class Orchestrator:
         self._task = asyncio.create_task(self._run_turn(self._turn_id, text))
         return await self._task
 
-    def decide(self, call_id: str, choice: ev.UserChoice) -> bool:
-        return self.gate.decide(call_id, choice)
+    def decide(
+        self, call_id: str, choice: ev.UserChoice, hunks: Iterable[int] | None = None
+    ) -> bool:
+        """Answer a waiting call; ``hunks`` (from 0) approves only those hunks of its diff."""
+        return self.gate.decide(call_id, choice, hunks)
+
+    def set_plan_mode(self, on: bool) -> None:
+        """Plan mode: only read-only tools run and the model is asked for a plan."""
+        self.settings.plan_mode = on
+
+    def rewind_conversation(self, turn_id: int) -> int:
+        """Take the conversation back to just before ``turn_id``; how many messages went.
+        Raises RewindError when that turn is no longer in it (compacted)."""
+        if self.busy:
+            raise TurnInProgress("a turn is running")
+        record = self.turns.get(turn_id)
+        if record is None or record.history_start is None:
+            raise RewindError(f"turn {turn_id} is no longer in the conversation")
+        old = len(self.history)
+        self.history = self.history[: record.history_start]
+        self.bus.emit(
+            ev.ConversationReplaced,
+            0,
+            messages=self.history,
+            reason="rewind",
+            kept_from=old,
+            note=f"The conversation was rewound to before turn {turn_id}.",
+        )
+        return old - len(self.history)
+
+    async def compact(self, keep_turns: int = 1) -> str:
+        """Replace every turn but the last ``keep_turns`` with a summary the model writes;
+        what happened, for the user. Raises RewindError when there is nothing older."""
+        if self.busy:
+            raise TurnInProgress("a turn is running")
+        return await self._compact(0, keep_turns)
+
+    def context_parts(self) -> list[ContextPart]:
+        """What the model sees on the next planning step, part by part."""
+        fmt = call_format(self.provider)
+        specs = self._specs()
+        system = fmt.system_prompt(self.settings.workspace.resolve(), specs)
+        return breakdown(system, self._instructions(), specs, self.history)
 
     def rules(self) -> list[Rule]:
         """The approval rules in force, in the order they are checked."""
@@ -273,13 +347,17 @@ class Orchestrator:
         return reply.answer
 
     # -- chat ----------------------------------------------------------------------------------
-    async def _chat(self, turn_id: int) -> TurnResult:
-        request = CompletionRequest(
-            messages=[Message(role="system", content=CHAT_SYSTEM), *self.history],
+    def _chat_request(self) -> CompletionRequest:
+        system = with_instructions(CHAT_SYSTEM, self.settings.instructions)
+        return CompletionRequest(
+            messages=[Message(role="system", content=system), *self.history],
             enable_thinking=False,
             max_tokens=self.settings.chat_max_tokens,
             purpose="chat",
         )
+
+    async def _chat(self, turn_id: int) -> TurnResult:
+        request = await self._fitted(turn_id, self._chat_request)
         reply = await stream_reply(self.provider, self.bus, turn_id, request)
         self._remember(Message(role="assistant", content=reply.answer))
         return TurnResult("finished", answer=reply.answer)
@@ -346,16 +424,21 @@ class Orchestrator:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched)."""
         fmt = call_format(self.provider)
-        request = planning_request(
-            fmt,
-            self.settings.workspace.resolve(),
-            self.registry.specs(),
-            self.history,
-            max_tokens=self.settings.plan_max_tokens,
-            step=step,
-            answer_now=answer_now,
-            must_call=must_call,
-        )
+
+        def build() -> CompletionRequest:
+            return planning_request(
+                fmt,
+                self.settings.workspace.resolve(),
+                self._specs(),
+                self.history,
+                max_tokens=self.settings.plan_max_tokens,
+                step=step,
+                answer_now=answer_now,
+                must_call=must_call,
+                instructions=self._instructions(),
+            )
+
+        request = await self._fitted(turn_id, build)
         try:
             return await stream_reply(
                 self.provider, self.bus, turn_id, request, step=step, hold_markup=True
@@ -365,6 +448,72 @@ class Orchestrator:
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
             return await self._plan_step(turn_id, step, answer_now, must_call)
+
+    def _specs(self) -> list[ToolSpec]:
+        """The tools the model is offered: in plan mode, only those that only read."""
+        if not self.settings.plan_mode:
+            return self.registry.specs()
+        return [self.registry.spec(tool) for tool in self.registry if tool.risk == "read"]
+
+    def _instructions(self) -> str:
+        parts = [self.settings.instructions]
+        if self.settings.plan_mode:
+            parts.append(PLAN_MODE_SYSTEM)
+        return "\n\n".join(part for part in parts if part)
+
+    async def _fitted(
+        self, turn_id: int, build: Callable[[], CompletionRequest]
+    ) -> CompletionRequest:
+        """The request ``build`` makes, after compacting older turns if it would crowd the
+        model's window; ContextFull (the turn fails with a clear message) when even the
+        latest turn alone cannot fit."""
+        request = build()
+        window = self.provider.context_window
+        if window is None or not needs_compaction(request, window):
+            return request
+        if self._older_turns(keep_turns=1):
+            await self._compact(turn_id, keep_turns=1)
+            request = build()
+        if request_tokens(request) > window:
+            raise _TaskEnded(
+                f"the request is ~{request_tokens(request):,} tokens and the model's context "
+                f"window holds {window:,}: shorten the message (or attached files), or use a "
+                "model with a larger window"
+            )
+        return request
+
+    def _older_turns(self, keep_turns: int) -> int:
+        """Where the last ``keep_turns`` turns start in the history (0: nothing older)."""
+        starts = [r.history_start for r in self.turns.turns if r.history_start is not None]
+        if keep_turns <= 0:
+            return len(self.history)
+        if len(starts) <= keep_turns:
+            return 0
+        return starts[-keep_turns]
+
+    async def _compact(self, turn_id: int, keep_turns: int) -> str:
+        cut = self._older_turns(keep_turns)
+        if cut <= 0:
+            raise RewindError("there is nothing older than the last turn to compact")
+        old = self.history[:cut]
+        window = self.provider.context_window
+        summary = await summarise(old, self._generate_quietly, window)
+        kept = len(self.history) - cut
+        self.history = [*summary, *self.history[cut:]]
+        note = (
+            f"Compacted {len(old)} older messages into a summary written by the model; the "
+            f"system prompt, the tools and the last {kept} messages are kept as they were."
+        )
+        self.bus.emit(
+            ev.ConversationReplaced,
+            turn_id,
+            messages=self.history,
+            reason="compact",
+            kept_from=cut,
+            summarised=len(summary),
+            note=note,
+        )
+        return note
 
     @staticmethod
     def _provider_call(name: str, arguments: dict[str, Any] | str) -> ParsedCall:

@@ -15,6 +15,27 @@ from pheron_tui.core.messages import ToolSpec
 
 CHAT_SYSTEM = "You are a helpful assistant. Answer clearly and briefly."
 
+PLAN_MODE_SYSTEM = (
+    "Plan mode is on: you may only read (read_file, list_dir, search_files and other "
+    "read-only tools); nothing may be changed or run. Investigate what the request needs, "
+    "then reply with a short numbered plan of the changes you would make, naming the files. "
+    "Do not make the changes."
+)
+
+COMPACT_SYSTEM = (
+    "Summarise the conversation below so it can continue without it. Keep: what the user "
+    "asked for, decisions made, files read or changed (with paths) and what was found, and "
+    "anything still to do. Write short plain sentences; no preamble."
+)
+
+
+def with_instructions(system: str, instructions: str) -> str:
+    """A system prompt followed by the project's instructions (AGENTS.md) or a mode's."""
+    if not instructions.strip():
+        return system
+    return f"{system}\n\n{instructions.strip()}"
+
+
 # Few-shot, because small models follow examples better than definitions. On the bundled
 # SmolLM2-135M, scoring the labels after this prompt got 33 of the 44 labelled messages right;
 # a definition-only prompt got 27 (bench/intent_accuracy.py).

@@ -52,6 +52,11 @@ class Provider(Protocol):
         loading and for remote models); tool output has them defused."""
         ...
 
+    @property
+    def context_window(self) -> int | None:
+        """How many tokens a request and its reply may hold together, where known."""
+        ...
+
     async def load(self, progress: Progress | None = None) -> None:
         """Make the model ready; a no-op for remote providers. Raises ProviderError."""
         ...

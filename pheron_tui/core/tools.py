@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from pheron_tui.core.diffs import FileChange
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.events import Risk
 from pheron_tui.core.limits import DEFAULT_OUTPUT_CAP_CHARS, DEFAULT_SHELL_TIMEOUT_S
@@ -86,6 +87,23 @@ class Tool(ABC):
         """Why this call cannot run whoever approves it (a path outside the workspace), for
         the model; checked before anyone is asked. None when it may be asked about."""
         return None
+
+    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | None:
+        """The text change this call would make to one file, for the approval card's diff and
+        per-hunk review; None for tools that do not write one text file, or when the call
+        would fail anyway (running it says why)."""
+        return None
+
+    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
+        """Write ``text`` (the change with only the hunks a person took) instead of running
+        the call. Only tools whose ``preview`` returns changes implement it."""
+        raise NotImplementedError
+
+    def touches(self, args: Any) -> list[str]:
+        """The workspace paths this call may create, change or remove, as given; recorded
+        before it runs so a rewind can put them back. Empty for tools that change no file, or
+        whose effects cannot be known beforehand (shell commands, MCP tools)."""
+        return []
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...

@@ -66,6 +66,7 @@ class LlamaCppProvider(OpenAIProvider):
             tool_mode="native",
             max_retries=0,
             read_timeout_s=3600,
+            context_window=context_tokens,
         )
         self.model = model
         self.constrained = constrained

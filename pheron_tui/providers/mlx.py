@@ -57,6 +57,13 @@ class MLXProvider(InProcessEngine):
         return bool(self._tok is not None and self._tok.has_tool_calling)
 
     @property
+    def context_window(self) -> int | None:
+        """The model's trained length (its config's ``max_position_embeddings``), once loaded."""
+        args = getattr(self._model, "args", None)
+        value = getattr(args, "max_position_embeddings", None)
+        return value if isinstance(value, int) else None
+
+    @property
     def tokenizer(self) -> Any:
         return self._tok
 

@@ -90,8 +90,10 @@ class OpenAIProvider:
         read_timeout_s: float = 120.0,
         backoff_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._context_window = context_window
         self.model = model
         self.key_env = key_env
         self.tool_mode: ToolMode = tool_mode
@@ -119,6 +121,11 @@ class OpenAIProvider:
     @property
     def native_tools(self) -> bool:
         return self.tool_mode != "legacy"
+
+    @property
+    def context_window(self) -> int | None:
+        """A server does not say; known only when configured (``context_window``)."""
+        return self._context_window
 
     # -- loading ---------------------------------------------------------------------------------
     async def load(self, progress: Progress | None = None) -> None:

@@ -55,6 +55,8 @@ class Script(BaseModel):
     delay_s: float = 0.0
     """Pause between chunks, to make streaming visible in demos."""
     native_tools: bool = True
+    context_window: int | None = None
+    """Tokens the pretend model holds (None: unknown, never compacted)."""
 
 
 def load_script(path: Path) -> Script:
@@ -101,6 +103,10 @@ class ScriptedProvider:
     @property
     def native_tools(self) -> bool:
         return self.script.native_tools
+
+    @property
+    def context_window(self) -> int | None:
+        return self.script.context_window
 
     async def load(self, progress: Progress | None = None) -> None:
         return None

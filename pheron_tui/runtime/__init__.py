@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -18,18 +18,32 @@ from pheron_tui.config import APP_NAME, Settings, app_paths, default_config_path
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
-from pheron_tui.core.orchestrator import AgentSettings, Orchestrator, TurnInProgress
+from pheron_tui.core.checkpoints import states_before
+from pheron_tui.core.orchestrator import AgentSettings, Orchestrator, RewindError, TurnInProgress
 from pheron_tui.core.provider import Provider, ProviderError
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.rules_file import delete_rule, rules_for, save_rule
+from pheron_tui.runtime.project import Instructions, WorkspaceCheckpointer, load_instructions
+from pheron_tui.session.blobs import BlobStore
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
 from pheron_tui.tools.bubblewrap import Sandbox, choose_sandbox, secret_paths
 from pheron_tui.tools.builtin import default_registry
+from pheron_tui.tools.checkpoint import Restored, restore
 from pheron_tui.tools.mcp import McpServer, McpTools, parse_servers
 
 
 def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+@dataclass
+class RewindReport:
+    files: Restored = field(default_factory=Restored)
+    messages_removed: int = 0
+    untracked: list[str] = field(default_factory=list)
+    """Tools that ran in the rewound turns whose effects no checkpoint holds."""
+    incomplete: bool = False
+    """Some of the files could not be saved before they changed (links, too big)."""
 
 
 @dataclass
@@ -45,6 +59,8 @@ class Runtime:
     """The user's MCP servers (started by ``start_mcp``), a tool source of the registry."""
     mcp_problems: list[str]
     """Config entries for MCP servers that cannot run, each naming the server."""
+    instructions: Instructions = field(default_factory=Instructions)
+    """The project's AGENTS.md files, as loaded into the system prompt."""
     store: SessionStore | None = None
     resumed: LoadedSession | None = None
 
@@ -73,7 +89,7 @@ class Runtime:
             can_ask=can_ask,
             mcp=mcp,
         )
-        runtime.orchestrator.restore(session.conversation(), session.last_turn_id)
+        runtime.orchestrator.restore(session.conversation(), session.last_turn_id, session.events)
         runtime.resumed = session
         return runtime
 
@@ -101,6 +117,7 @@ class Runtime:
         sandbox = sandbox or choose_sandbox(
             settings.sandbox, settings.workspace, settings.sandbox_network, own_files
         )
+        instructions = load_instructions(settings.workspace)
         agent = AgentSettings(
             workspace=settings.workspace,
             policy=settings.approve or default_policy,
@@ -114,6 +131,8 @@ class Runtime:
             plan_max_tokens=settings.plan_max_tokens,
             protected_paths=own_files + secret_paths(),
             can_ask=can_ask,
+            checkpointer=WorkspaceCheckpointer(BlobStore()),
+            instructions=instructions.text,
         )
         registry = default_registry()
         problems: list[str] = []
@@ -131,6 +150,7 @@ class Runtime:
             config_path=config_path or default_config_path(),
             mcp=mcp,
             mcp_problems=problems,
+            instructions=instructions,
         )
         mcp.on_change = runtime._mcp_changed
         return runtime
@@ -176,6 +196,94 @@ class Runtime:
         self.orchestrator.replace_rule(rule, kept)
         return kept
 
+    def rewind(self, turn_id: int, files: bool, conversation: bool) -> RewindReport:
+        """Put back the files tools changed from turn ``turn_id`` on, and/or take the
+        conversation back to just before it. Raises RewindError (and changes nothing) when
+        the conversation cannot go back that far."""
+        orchestrator = self.orchestrator
+        if orchestrator.busy:
+            raise TurnInProgress("a turn is running")
+        records = orchestrator.turns.since(turn_id)
+        record = orchestrator.turns.get(turn_id)
+        if record is None:
+            raise RewindError(f"there is no turn {turn_id} to rewind to")
+        if conversation and record.history_start is None:
+            raise RewindError(
+                f"turn {turn_id} was compacted into a summary; only its files can be put back"
+            )
+        report = RewindReport(
+            untracked=sorted({tool for r in records for tool in r.untracked}),
+            incomplete=not all(r.complete for r in records),
+        )
+        if files:
+            settings = orchestrator.settings
+            report.files = restore(
+                settings.workspace,
+                settings.protected_paths,
+                states_before(records),
+                BlobStore().get,
+            )
+        if conversation:
+            report.messages_removed = orchestrator.rewind_conversation(turn_id)
+        return report
+
+    async def new_session(self) -> None:
+        """Start a fresh conversation in a new session (the old one stays in the list); the
+        model, the tools and the rules stay."""
+        if self.orchestrator.busy:
+            raise TurnInProgress("a turn is running")
+        await self.stop_recording()
+        fresh = Runtime.create(
+            self.settings,
+            self.orchestrator.settings.policy,
+            provider=self.provider,
+            config_path=self.config_path,
+            sandbox=self.sandbox,
+            can_ask=self.orchestrator.gate.can_ask,
+            mcp=self.mcp,
+        )
+        fresh.orchestrator.gate.rules = self.orchestrator.gate.rules
+        self._adopt(fresh)
+        self.resumed = None
+        self.start_recording()
+
+    def _adopt(self, fresh: Runtime) -> None:
+        plan_mode = self.orchestrator.settings.plan_mode
+        self.bus, self.orchestrator = fresh.bus, fresh.orchestrator
+        self.orchestrator.settings.plan_mode = plan_mode
+        self.instructions = fresh.instructions
+        self.mcp.on_change = self._mcp_changed
+        self.mcp.sync(self.orchestrator.registry)
+        self.store = None
+
+    async def switch_model(self, name: str) -> None:
+        """Load another model (``--model`` names) and carry on the conversation with it; the
+        old one is closed only once the new one is ready. Raises ProviderError."""
+        from pheron_tui.runtime.select import create_provider
+
+        if self.orchestrator.busy:
+            raise TurnInProgress("a turn is running")
+        settings = self.settings.model_copy(update={"model": name})
+        provider = create_provider(settings)
+        ok = await self._load(provider, fatal=False)
+        if not ok:
+            await provider.aclose()
+            raise ProviderError(
+                f"model {name!r} could not be loaded; still using {self.provider.model}"
+            )
+        old, self.provider = self.provider, provider
+        self.settings = settings
+        self.orchestrator.provider = provider
+        self.orchestrator.critic.provider = provider
+        await old.aclose()
+        self.bus.emit(
+            ev.ModelReady,
+            0,
+            provider=provider.name,
+            model=provider.model,
+            context_window=provider.context_window,
+        )
+
     async def switch_to(self, session: LoadedSession) -> None:
         """Leave this session (its log closed, the model kept loaded) and carry on ``session``
         exactly as ``--resume`` would. The bus is a new one: readers subscribe again."""
@@ -192,10 +300,8 @@ class Runtime:
             can_ask=self.orchestrator.gate.can_ask,
             mcp=self.mcp,
         )
-        self.bus, self.orchestrator = fresh.bus, fresh.orchestrator
-        self.mcp.on_change = self._mcp_changed
-        self.mcp.sync(self.orchestrator.registry)
-        self.store, self.resumed = None, session
+        self._adopt(fresh)
+        self.resumed = session
         self.start_recording()
 
     def warnings(self) -> list[str]:
@@ -218,7 +324,22 @@ class Runtime:
 
     async def load_model(self) -> bool:
         """Load the model, reporting progress on the bus; False (and an error event) on failure."""
-        self.bus.emit(ev.ModelLoading, 0, progress=None, message=f"loading {self.provider.model}")
+        if not await self._load(self.provider):
+            return False
+        self.bus.emit(
+            ev.ModelReady,
+            0,
+            provider=self.provider.name,
+            model=self.provider.model,
+            context_window=self.provider.context_window,
+        )
+        return True
+
+    async def _load(self, provider: Provider, fatal: bool = True) -> bool:
+        """Load ``provider`` with progress on the bus; False after an error event (``load``
+        when the app has no other model, ``model`` when the current one stays)."""
+        kind: ev.ErrorKind = "load" if fatal else "model"
+        self.bus.emit(ev.ModelLoading, 0, progress=None, message=f"loading {provider.model}")
         loop = asyncio.get_running_loop()
 
         def progress(fraction: float | None, message: str) -> None:
@@ -228,15 +349,14 @@ class Runtime:
             )
 
         try:
-            await self.provider.load(progress)
+            await provider.load(progress)
         except ProviderError as exc:
-            self.bus.emit(ev.ErrorRaised, 0, message=str(exc), recoverable=False, kind="load")
+            self.bus.emit(ev.ErrorRaised, 0, message=str(exc), recoverable=not fatal, kind=kind)
             return False
         except Exception as exc:  # a loader's own bug must not take the app down
             message = f"loading failed: {type(exc).__name__}: {exc}"
-            self.bus.emit(ev.ErrorRaised, 0, message=message, recoverable=False, kind="load")
+            self.bus.emit(ev.ErrorRaised, 0, message=message, recoverable=not fatal, kind=kind)
             return False
-        self.bus.emit(ev.ModelReady, 0, provider=self.provider.name, model=self.provider.model)
         return True
 
     def start_recording(self, folder: Path | None = None) -> None:

@@ -158,6 +158,9 @@ class LoadedSession:
             elif isinstance(event, ev.TurnFinished):
                 close(interrupted=False)
                 open_turn = False
+            elif isinstance(event, ev.ConversationReplaced):
+                history[:] = event.messages  # a rewind or a compaction
+                unanswered.clear()
             elif isinstance(event, ev.MessageAdded):
                 message = event.message
                 history.append(message)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     import regex
 
+from pheron_tui.core.diffs import FileChange
 from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
 from pheron_tui.tools.files import (
     PathRefused,
@@ -327,46 +328,93 @@ class WriteFile(_PathTool):
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         return _git_risk(self, args.path, ctx)
 
-    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+    async def _plan(self, args: Args, ctx: ToolContext) -> FileChange | ToolResult:
+        """The file's text before and after, or why the call cannot go ahead."""
         try:
             path = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
-        data = args.content.encode("utf-8", errors="surrogatepass")
-        if args.mode != "overwrite":
-            # A small model asked to add a function "writes" the file with just that
-            # function: what was there must not be lost by default.
-            # Creating needs only to know the file is there; appending needs all of it.
-            limit = 1 if args.mode == "create" else _MAX_EDIT_BYTES + 1
-            existing = await _load(ctx, args.path, limit, missing_ok=True)
-            if isinstance(existing, ToolResult):
-                return existing  # a binary file, a folder: not appended to or replaced
-            if existing is not None:
-                _path, _shown, old, size = existing
-                if args.mode == "create":
-                    return ToolResult(
-                        ok=False,
-                        observation=f"{shown} already exists ({size:,} bytes); it is unchanged. "
-                        'To add to its end, call write_file again with "mode": "append"; to '
-                        "change part of it, use edit_file; to replace all of it, use "
-                        '"mode": "overwrite".',
-                    )
-                if size > _MAX_EDIT_BYTES:
-                    return ToolResult(ok=False, observation=f"{shown} is too big to append to")
-                gap = b"" if not old or old.endswith(b"\n") else b"\n"
-                added = len(data)
-                data = old + gap + data
-                failure = await _write(ctx, path, shown, data)
-                said = f"appended {added} bytes to {shown} (now {len(data)} bytes)"
-                return failure or ToolResult(ok=True, observation=said)
-        failure = await _write(ctx, path, shown, data)
-        return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {shown}")
+        # A small model asked to add a function "writes" the file with just that function:
+        # what was there must not be lost by default. Creating needs only to know the file
+        # is there; appending (and showing what an overwrite replaces) needs all of it.
+        limit = 1 if args.mode == "create" else _MAX_EDIT_BYTES + 1
+        existing = await _load(ctx, args.path, limit, missing_ok=True)
+        if isinstance(existing, ToolResult):
+            if args.mode == "overwrite" and "binary" in existing.observation:
+                return FileChange(shown, None, args.content)  # replaced whole, not shown
+            return existing  # a folder, unreadable: not appended to or replaced
+        if existing is None:
+            return FileChange(shown, None, args.content)
+        _path, _shown, old, size = existing
+        if args.mode == "create":
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} already exists ({size:,} bytes); it is unchanged. "
+                'To add to its end, call write_file again with "mode": "append"; to '
+                "change part of it, use edit_file; to replace all of it, use "
+                '"mode": "overwrite".',
+            )
+        if size > _MAX_EDIT_BYTES:
+            if args.mode == "overwrite":
+                return FileChange(shown, None, args.content)
+            return ToolResult(ok=False, observation=f"{shown} is too big to append to")
+        try:
+            text = old.decode("utf-8")
+        except UnicodeDecodeError:
+            if args.mode == "overwrite":
+                return FileChange(shown, None, args.content)  # replaced whole, not shown
+            return ToolResult(ok=False, observation=f"{shown} is not UTF-8 text; it is unchanged")
+        if args.mode == "overwrite":
+            return FileChange(shown, text, args.content)
+        gap = "" if not text or text.endswith("\n") else "\n"
+        return FileChange(shown, text, text + gap + args.content)
+
+    async def preview(self, args: Args, ctx: ToolContext) -> FileChange | None:
+        plan = await self._plan(args, ctx)
+        return plan if isinstance(plan, FileChange) else None
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.path]
+
+    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
+        return await _write_reviewed(ctx, change, text)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        plan = await self._plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return plan
+        data = plan.after.encode("utf-8", errors="surrogatepass")
+        if failure := await _write(ctx, args.path, plan.path, data):
+            return failure
+        if args.mode == "append":
+            added = len(args.content.encode("utf-8", errors="surrogatepass"))
+            said = f"appended {added} bytes to {plan.path} (now {len(data)} bytes)"
+            return ToolResult(ok=True, observation=said)
+        return ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {plan.path}")
 
 
-async def _write(ctx: ToolContext, path: Path, shown: str, data: bytes) -> ToolResult | None:
-    """Write atomically; the refusal or failure to return, or None when it worked."""
+async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> ToolResult:
+    """Write what a person took of ``change``, provided the file is still as it was shown."""
+    now = await _load(ctx, change.path, _MAX_EDIT_BYTES + 1, missing_ok=True)
+    if isinstance(now, ToolResult):
+        return now
+    current = None if now is None else now[2].decode("utf-8", errors="replace")
+    if current != change.before:
+        return ToolResult(
+            ok=False,
+            observation=f"{change.path} changed after it was reviewed; nothing was written",
+        )
+    data = text.encode("utf-8", errors="surrogatepass")
+    failure = await _write(ctx, change.path, change.path, data)
+    return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {change.path}")
+
+
+async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolResult | None:
+    """Write atomically to the path given as ``raw``; the refusal or failure to return, or
+    None when it worked."""
     try:
+        path = resolve_path(ctx.workspace, raw, ctx.protected)
         await asyncio.to_thread(write_atomic, ctx.workspace, path, data)
     except PathRefused as exc:
         return ToolResult(ok=False, observation=f"could not write {shown}: {exc}")
@@ -394,11 +442,11 @@ class EditFile(_PathTool):
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         return _git_risk(self, args.path, ctx)
 
-    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+    async def _plan(self, args: Args, ctx: ToolContext) -> FileChange | ToolResult:
         loaded = await _load(ctx, args.path, _MAX_EDIT_BYTES + 1)
         if isinstance(loaded, ToolResult):
             return loaded
-        path, shown, data, size = loaded
+        _path, shown, data, size = loaded
         if size != len(data):
             return ToolResult(
                 ok=False,
@@ -419,9 +467,25 @@ class EditFile(_PathTool):
             return ToolResult(
                 ok=False, observation=f"`old` {why} in {shown}; it must occur exactly once"
             )
-        new_data = text.replace(args.old, args.new).encode("utf-8", errors="surrogatepass")
-        failure = await _write(ctx, path, shown, new_data)
-        return failure or ToolResult(ok=True, observation=f"edited {shown}")
+        return FileChange(shown, text, text.replace(args.old, args.new))
+
+    async def preview(self, args: Args, ctx: ToolContext) -> FileChange | None:
+        plan = await self._plan(args, ctx)
+        return plan if isinstance(plan, FileChange) else None
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.path]
+
+    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
+        return await _write_reviewed(ctx, change, text)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        plan = await self._plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return plan
+        new_data = plan.after.encode("utf-8", errors="surrogatepass")
+        failure = await _write(ctx, args.path, plan.path, new_data)
+        return failure or ToolResult(ok=True, observation=f"edited {plan.path}")
 
 
 class ShellExec(Tool):
@@ -480,6 +544,9 @@ class MovePath(_PathTool):
             max_length=PATH_CHARS, description="New path, relative to the workspace"
         )
 
+    def touches(self, args: Args) -> list[str]:
+        return [args.source, args.destination]
+
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         risks = [_git_risk(self, p, ctx) for p in (args.source, args.destination)]
         return max(risks, key=lambda r: r.tier == "dangerous")
@@ -516,6 +583,9 @@ class DeletePath(_PathTool):
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         return _git_risk(self, args.path, ctx)
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.path]
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         try:
