@@ -136,6 +136,14 @@ class Settings(BaseSettings):
     a bad entry is reported without keeping the app from starting."""
     mcp: list[str] = Field(default_factory=list)
     """``--mcp NAME=COMMAND`` for this run."""
+    notify: bool = True
+    """TUI only: ring the bell and send a desktop notification (OSC 9 and OSC 777) when a
+    call waits for approval or a long turn ends, and show the state in the window title."""
+    notify_after_s: float = Field(15.0, ge=0)
+    """A turn that ends is announced only when it took at least this long."""
+    context_window: int | None = Field(None, ge=512)
+    """For --provider openai: the model's context window in tokens (servers do not say);
+    in-process engines know their own."""
 
     @classmethod
     def settings_customise_sources(

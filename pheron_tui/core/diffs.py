@@ -112,3 +112,14 @@ def describe_hunks(change: FileChange, taken: set[int]) -> str:
 
 def _numbers(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers)
+
+
+def split_hunks(diff: str) -> list[str]:
+    """The hunks of a unified diff's text (each from its ``@@`` line), headers left out."""
+    hunks: list[str] = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith("@@"):
+            hunks.append(line)
+        elif hunks:
+            hunks[-1] += line
+    return hunks

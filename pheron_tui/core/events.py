@@ -49,6 +49,8 @@ class Event(BaseModel):
 class TurnStarted(Event):
     type: Literal["TurnStarted"] = "TurnStarted"
     prompt: str
+    attached: list[str] = Field(default_factory=list)
+    """Files the user attached (``@path``); their text follows the prompt in the message."""
 
 
 class IntentClassified(Event):

@@ -44,6 +44,7 @@ from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
     observation_message,
+    with_attachments,
     with_instructions,
 )
 from pheron_tui.core.provider import Provider, ProviderError, ToolsRejected
@@ -201,12 +202,13 @@ class Orchestrator:
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    async def submit(self, text: str) -> TurnResult:
-        """Run one turn to its end and return how it ended. Never raises for model output."""
+    async def submit(self, text: str, attachments: Sequence[tuple[str, str]] = ()) -> TurnResult:
+        """Run one turn to its end and return how it ended. Never raises for model output.
+        ``attachments``: (path, text) of files the user attached to the message."""
         if self.busy:
             raise TurnInProgress("a turn is already running")
         self._turn_id = next(self._turn_ids)
-        self._task = asyncio.create_task(self._run_turn(self._turn_id, text))
+        self._task = asyncio.create_task(self._run_turn(self._turn_id, text, attachments))
         return await self._task
 
     def decide(
@@ -276,10 +278,14 @@ class Orchestrator:
         return True
 
     # -- a turn --------------------------------------------------------------------------------
-    async def _run_turn(self, turn_id: int, text: str) -> TurnResult:
-        self.bus.emit(ev.TurnStarted, turn_id, prompt=text)
+    async def _run_turn(
+        self, turn_id: int, text: str, attachments: Sequence[tuple[str, str]] = ()
+    ) -> TurnResult:
+        self.bus.emit(
+            ev.TurnStarted, turn_id, prompt=text, attached=[path for path, _ in attachments]
+        )
         mark = len(self.history)
-        self._remember(Message(role="user", content=text))
+        self._remember(Message(role="user", content=with_attachments(text, attachments)))
         try:
             result = await self._dispatch(turn_id, text)
         except asyncio.CancelledError:

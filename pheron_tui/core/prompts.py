@@ -29,6 +29,15 @@ COMPACT_SYSTEM = (
 )
 
 
+def with_attachments(text: str, files: Sequence[tuple[str, str]]) -> str:
+    """A user's message with the files they mentioned (``@path``) after it."""
+    blocks = []
+    for path, content in files:
+        fence = "````" if "```" in content else "```"
+        blocks.append(f"Attached file {path}:\n{fence}\n{content.rstrip()}\n{fence}")
+    return "\n\n".join([text, *blocks])
+
+
 def with_instructions(system: str, instructions: str) -> str:
     """A system prompt followed by the project's instructions (AGENTS.md) or a mode's."""
     if not instructions.strip():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -18,11 +18,12 @@ from pheron_tui.config import APP_NAME, Settings, app_paths, default_config_path
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import Policy
 from pheron_tui.core.bus import EventBus
-from pheron_tui.core.checkpoints import states_before
+from pheron_tui.core.checkpoints import TurnRecord, states_before
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator, RewindError, TurnInProgress
 from pheron_tui.core.provider import Provider, ProviderError
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.rules_file import delete_rule, rules_for, save_rule
+from pheron_tui.runtime.mentions import Attached, attach_mentions
 from pheron_tui.runtime.project import Instructions, WorkspaceCheckpointer, load_instructions
 from pheron_tui.session.blobs import BlobStore
 from pheron_tui.session.store import LoadedSession, SessionHeader, SessionStore
@@ -226,6 +227,16 @@ class Runtime:
         if conversation:
             report.messages_removed = orchestrator.rewind_conversation(turn_id)
         return report
+
+    def rewind_points(self) -> list[TurnRecord]:
+        """The turns a rewind can go back to, oldest first (copies)."""
+        return [replace(r, saved=list(r.saved), untracked=list(r.untracked))
+                for r in self.orchestrator.turns.turns]  # fmt: skip
+
+    def attach(self, text: str) -> Attached:
+        """The workspace files ``text`` mentions as ``@path``, read to go with it."""
+        settings = self.orchestrator.settings
+        return attach_mentions(text, settings.workspace, settings.protected_paths)
 
     async def new_session(self) -> None:
         """Start a fresh conversation in a new session (the old one stays in the list); the

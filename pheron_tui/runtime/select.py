@@ -64,5 +64,6 @@ def create_provider(settings: Settings) -> Provider:
             max_retries=settings.max_retries,
             connect_timeout_s=settings.connect_timeout_s,
             read_timeout_s=settings.read_timeout_s,
+            context_window=settings.context_window,
         )
     raise ProviderError(f"unknown provider {settings.provider!r}")

@@ -8,24 +8,29 @@ runtime's rule and session commands. It never reads a core object's insides.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from pheron_tui.core import events as ev
 from pheron_tui.core.bus import coalesce
-from pheron_tui.core.orchestrator import Orchestrator
 from pheron_tui.runtime import Runtime
 from pheron_tui.session.store import LoadedSession
+from pheron_tui.ui.attention import notify_desktop, set_window_title
 from pheron_tui.ui.bridge import BusEvents, pump_events
+from pheron_tui.ui.commands import CommandActions
+from pheron_tui.ui.palette import SlashCommands
 from pheron_tui.ui.screens.confirm import ConfirmScreen
+from pheron_tui.ui.slash import is_command
 from pheron_tui.ui.widgets.chat import ChatPane
 from pheron_tui.ui.widgets.critic import CriticPane
+from pheron_tui.ui.widgets.prompt import PromptBar, PromptInput
 from pheron_tui.ui.widgets.status import StatusBar
 from pheron_tui.ui.widgets.thinking import ThinkingPane
 from pheron_tui.ui.widgets.tool_log import ToolCard, ToolLog
@@ -48,21 +53,37 @@ WORKER_ROLES = {
 }
 
 
-class PheronApp(App[None]):
+class PheronApp(CommandActions):
     CSS_PATH = _styles_path()
     TITLE = "pheron-tui"
+    COMMANDS = App.COMMANDS | {SlashCommands}
     BINDINGS = [
         Binding("y", "decide('approve')", "Approve", id="approve"),
         Binding("a", "decide('always')", "Always allow", id="always"),
         Binding("n", "decide('deny')", "Deny", id="deny"),
+        Binding("h", "review_hunks", "Review hunks", id="review-hunks"),
         Binding("escape", "interrupt", "Interrupt", id="interrupt"),
+        Binding("escape", "rewind_on_second_escape", "Rewind (Esc Esc)", show=False),
+        Binding(
+            "ctrl+c",
+            "interrupt_or_quit",
+            "Interrupt · twice quits",
+            priority=True,
+            show=False,
+            id="ctrl-c",
+        ),
+        Binding("shift+tab", "plan", "Plan mode", id="plan-mode"),
         Binding("ctrl+t", "toggle_thinking", "Thinking pane", id="toggle-thinking"),
+        Binding("ctrl+n", "new", "New", id="new", show=False),
         Binding("ctrl+o", "sessions", "Sessions", id="sessions"),
         Binding("ctrl+r", "rules", "Rules", id="rules"),
         Binding("ctrl+g", "restart_mcp", "Restart MCP", id="restart-mcp"),
         Binding("f1", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
     ]
+
+    DOUBLE_PRESS_S = 1.5
+    """Esc Esc and ctrl+c ctrl+c: the second press counts within this long."""
 
     DECISION_GUARD_S = 0.3
     """A waiting card ignores decision keys this long, so a double-tap cannot approve a call
@@ -98,11 +119,14 @@ class PheronApp(App[None]):
         """True while a resumed session's events are drawn: nothing in them waits any more."""
         self._quitting = False
         """Set once quitting starts: late events from the core must not mount widgets."""
-
-    @property
-    def orchestrator(self) -> Orchestrator:
-        """The command surface: ``submit``, ``decide``, ``cancel`` and ``busy``."""
-        return self.runtime.orchestrator
+        self._pressed: dict[str, float] = {}
+        """When Esc and ctrl+c were last pressed, for the double presses."""
+        self._turn_started = 0.0
+        self._proposed: dict[str, ev.ToolCallProposed] = {}
+        """Waiting calls whose diff can be reviewed hunk by hunk."""
+        self._last_prompt_tokens: int | None = None
+        self._plan_answered = False
+        """A turn finished in plan mode: leaving it offers to carry the plan out."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -111,28 +135,27 @@ class PheronApp(App[None]):
                 yield ThinkingPane(id="thinking")
                 yield ToolLog(id="tools")
                 yield CriticPane(id="critic")
-        yield Input(placeholder="Message (Enter to send, F1 for help)", id="prompt")
+        yield PromptBar(
+            "Message · Enter sends · ctrl+j new line · / commands · @ files", id="prompt-bar"
+        )
         yield StatusBar(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
-        provider = self.runtime.provider
-        engine = (
-            f"{provider.name} ({provider.engine_reason})"
-            if provider.engine_reason
-            else provider.name
-        )
-        status.model = f"{engine}: {provider.display_model}"
+        status.model = self._model_label()
+        status.window = self.runtime.provider.context_window
+        self.watch(status, "state", self._state_changed, init=False)
         self.pump()
         if self.replay is not None:
-            prompt = self.query_one("#prompt", Input)
+            prompt = self.query_one("#prompt", PromptInput)
             prompt.placeholder = "Replay: no model and no tools; ctrl+q to quit"
             prompt.disabled = True
             status.model = f"replay of {self.replay.header.session_id}"
             self.play_back()
             return
         status.sandbox = self.runtime.sandbox.label
+        self._show_instructions()
         if self.runtime.warnings():
             self.call_later(self._warn)
         self.runtime.start_recording()
@@ -144,7 +167,7 @@ class PheronApp(App[None]):
         else:
             self.model_ready = True
             status.state = "idle"
-        self.query_one("#prompt", Input).focus()
+        self.query_one("#prompt", PromptInput).focus()
 
     async def _warn(self) -> None:
         for warning in self.runtime.warnings():
@@ -198,7 +221,10 @@ class PheronApp(App[None]):
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, text: str) -> None:
-        await self.orchestrator.submit(text)
+        attached = await asyncio.to_thread(self.runtime.attach, text)
+        for note in attached.notes:
+            await self.query_one(ChatPane).add_note(note, "info")
+        await self.orchestrator.submit(text, attached.files)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that dies says so: without the bus pump the screen would just stop."""
@@ -223,8 +249,17 @@ class PheronApp(App[None]):
             return parameters[0] in choices  # "always" only where a rule can describe it
         if action == "interrupt":
             return self.orchestrator.busy
-        if action == "sessions":
+        if action == "rewind_on_second_escape":
+            return not self.orchestrator.busy and self.replay is None
+        if action == "review_hunks":
+            if not self._waiting or self.screen is not self.screen_stack[0]:
+                return False
+            proposed = self._proposed.get(next(iter(self._waiting)))
+            return proposed is not None and proposed.hunks > 0
+        if action in ("sessions", "new", "rewind", "compact", "model"):
             return self.replay is None and not self.orchestrator.busy
+        if action == "plan":
+            return self.replay is None
         if action == "rules":
             return self.replay is None
         if action == "restart_mcp":
@@ -243,6 +278,39 @@ class PheronApp(App[None]):
     def action_interrupt(self) -> None:
         if self.orchestrator.cancel():
             self.query_one(StatusBar).state = "interrupting"
+
+    def _second_press(self, key: str) -> bool:
+        """Whether this press of ``key`` follows another one closely (and resets it)."""
+        now = time.monotonic()
+        previous = self._pressed.get(key)
+        self._pressed[key] = now
+        if previous is not None and now - previous <= self.DOUBLE_PRESS_S:
+            self._pressed.pop(key)
+            return True
+        return False
+
+    async def action_interrupt_or_quit(self) -> None:
+        """ctrl+c: copy a selection in the message box; else interrupt a running turn; on an
+        idle app, a second press quits."""
+        prompt = self.query_one("#prompt", PromptInput)
+        if prompt.has_focus and prompt.selected_text:
+            prompt.action_copy()
+            return
+        if self.orchestrator.busy:
+            self.action_interrupt()
+            self._pressed.pop("ctrl+c", None)
+            return
+        if self._second_press("ctrl+c"):
+            await self._shut_down()
+            return
+        self.notify("Press ctrl+c again to quit.", timeout=self.DOUBLE_PRESS_S + 0.5)
+
+    def action_rewind_on_second_escape(self) -> None:
+        """Esc Esc on an empty message box opens the rewind screen."""
+        if self.query_one("#prompt", PromptInput).text.strip():
+            return
+        if self._second_press("escape"):
+            self.action_rewind()
 
     def action_toggle_thinking(self) -> None:
         pane = self.query_one(ThinkingPane)
@@ -274,17 +342,22 @@ class PheronApp(App[None]):
             self.notify("A turn is running. Press Esc to interrupt it first.", severity="warning")
             return
         await self.runtime.switch_to(session)
-        self._waiting.clear()
-        self._armed.clear()
-        await self.query_one(ChatPane).clear()
-        await self.query_one(ThinkingPane).clear()
-        await self.query_one(ToolLog).clear()
-        await self.query_one(CriticPane).clear()
+        await self._clear_panes()
         self.pump()  # exclusive: the worker on the old bus is cancelled
         await self._show_resumed(session)
         if self.model_ready:
             self.query_one(StatusBar).state = "idle"
-        self.query_one("#prompt", Input).focus()
+        self.query_one("#prompt", PromptInput).focus()
+
+    async def _clear_panes(self) -> None:
+        self._waiting.clear()
+        self._armed.clear()
+        self._proposed.clear()
+        await self.query_one(ChatPane).clear()
+        await self.query_one(ThinkingPane).clear()
+        await self.query_one(ToolLog).clear()
+        await self.query_one(CriticPane).clear()
+        self._show_instructions()
 
     async def action_quit(self) -> None:
         if not self.orchestrator.busy:
@@ -311,11 +384,16 @@ class PheronApp(App[None]):
         self.exit()
 
     # -- input -----------------------------------------------------------------------------------
-    @on(Input.Submitted, "#prompt")
-    def submit(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
+    @on(PromptInput.Submitted)
+    async def submit(self, event: PromptInput.Submitted) -> None:
+        text = event.text.strip()
         if not text:
             return
+        if is_command(text):
+            event.prompt.value = ""
+            await self.run_slash(text)
+            return
+        text = text.removeprefix("/")  # "//path" sends "/path"
         if self.load_error:
             self.notify(self.load_error, severity="error")
             return
@@ -336,11 +414,23 @@ class PheronApp(App[None]):
                 self.notify("A message is already waiting to be sent.", severity="warning")
                 return
             self._queued = text
-            event.input.value = ""
+            event.prompt.value = ""
             self.notify(f"Your message will be sent when {waits_for}.")
             return
-        event.input.value = ""
+        event.prompt.value = ""
         self.run_turn(text)
+
+    @on(PromptInput.MentionStarted)
+    def _pick_file(self, event: PromptInput.MentionStarted) -> None:
+        from pheron_tui.ui.screens.file_picker import FilePicker
+
+        def picked(path: str | None) -> None:
+            prompt = event.prompt
+            if path is not None:
+                prompt.insert(path + " ")
+            prompt.focus()
+
+        self.push_screen(FilePicker(self.runtime.settings.workspace), picked)
 
     def _send_queued(self) -> None:
         if self._queued is None or not self.model_ready or self._quitting:
@@ -367,8 +457,12 @@ class PheronApp(App[None]):
         status = self.query_one(StatusBar)
         tools = self.query_one(ToolLog)
         match event:
-            case ev.TurnStarted(prompt=prompt):
+            case ev.TurnStarted(turn_id=turn_id, prompt=prompt, attached=attached):
+                chat.turn_id = turn_id
+                self._turn_started = event.ts
                 await chat.add_user(prompt)
+                if attached and self._drawing_history:
+                    await chat.add_note(f"attached: {', '.join(attached)}", "info")
                 self._reviewing = False
                 status.state = "classifying"
             case ev.IntentClassified(turn_id=turn_id, intent=intent):
@@ -386,16 +480,23 @@ class PheronApp(App[None]):
                 call_id=call_id, tool=tool, arguments=arguments, risk=risk, risk_reasons=reasons
             ):
                 await chat.end_answer()
-                await tools.add_card(call_id, tool, arguments, risk, reasons)
+                await tools.add_card(
+                    call_id, tool, arguments, risk, reasons, event.diff, event.hunks
+                )
+                if event.hunks:
+                    self._proposed[call_id] = event
             case ev.ToolCallAwaitingDecision(call_id=call_id, choices=choices, always=always):
                 card = tools.cards.get(call_id)
                 if card is not None and self.replay is None and not self._drawing_history:
                     self._waiting[call_id] = choices
                     card.await_decision(always, dangerous=card.risk == "dangerous")
                     self._wait_for_decision(card)
-            case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by):
+                    self._attention("A tool call waits for your approval", card.tool)
+            case ev.ToolCallDecided(call_id=call_id, decision=decision, by=by, hunks=hunks):
                 if card := tools.cards.get(call_id):
-                    card.set_status(decision, by)
+                    numbers = ", ".join(map(str, hunks or ()))
+                    card.set_status(decision, by + (f" (hunks {numbers})" if hunks else ""))
+                self._proposed.pop(call_id, None)
                 self._decision_made(call_id)
                 if decision == "denied" and not self._waiting:
                     status.state = "planning"  # the model is told and plans again
@@ -424,6 +525,8 @@ class PheronApp(App[None]):
                 await self.query_one(CriticPane).add_verdict(turn_id, verdict, reason, auto)
             case ev.Usage() as usage:
                 status.show_usage(usage)
+                if usage.purpose in ("chat", "plan"):
+                    self._last_prompt_tokens = usage.prompt_tokens
             case ev.PromptProgress(processed=done, total=total):
                 # Until the first token: a long prompt can take a while on a CPU.
                 status.detail = f"reading the prompt {done:,}/{total:,}"
@@ -433,10 +536,16 @@ class PheronApp(App[None]):
                 status.detail = f"{text}{shown}"
             case ev.McpServerChanged() as change:
                 await self._mcp_changed(change)
-            case ev.ModelReady():
+            case ev.ModelReady(context_window=window):
                 self.model_ready = True
                 status.state = "idle"
+                status.window = window
+                status.model = self._model_label()
                 self.call_later(self._send_queued)
+            case ev.ConversationReplaced(reason=reason, note=note):
+                if not self._drawing_history or reason == "compact":
+                    await chat.add_note(note, "info")
+                self._estimate_context()
             case ev.ErrorRaised(message=text, kind=kind):
                 await chat.add_note(f"Error: {text}", "error")
                 if kind == "load":
@@ -449,6 +558,8 @@ class PheronApp(App[None]):
                     await self.query_one(ThinkingPane).note_no_thinking(turn_id, chat_turn)
                 if turn_status != "finished":
                     await chat.add_note(f"Turn {turn_status}: {reason}", turn_status)
+                elif self.orchestrator.settings.plan_mode and not self._drawing_history:
+                    self._plan_answered = True
                 status.state = "idle" if self.model_ready else status.state
                 self._reviewing = False
                 self.call_later(self._send_queued)
@@ -456,7 +567,11 @@ class PheronApp(App[None]):
                 self._armed.clear()
                 self._decision_made()
                 if self.replay is None:
-                    self.query_one("#prompt", Input).focus()
+                    self.query_one("#prompt", PromptInput).focus()
+                if not self._drawing_history and self.replay is None:
+                    took = event.ts - self._turn_started
+                    if took >= self.runtime.settings.notify_after_s:
+                        self._attention(f"Turn {turn_status}", f"after {took:.0f} s")
 
     async def _mcp_changed(self, change: ev.McpServerChanged) -> None:
         self._mcp[change.server] = change.state
@@ -483,7 +598,7 @@ class PheronApp(App[None]):
 
     def _wait_for_decision(self, card: ToolCard) -> None:
         """Lock the input and focus the card, so approval keys cannot land in the message."""
-        prompt = self.query_one("#prompt", Input)
+        prompt = self.query_one("#prompt", PromptInput)
         prompt.disabled = True
         if self.DECISION_GUARD_S > 0:
             self.set_timer(self.DECISION_GUARD_S, lambda: self._arm(card))
@@ -506,5 +621,15 @@ class PheronApp(App[None]):
             self._waiting.pop(call_id, None)
             self._armed.discard(call_id)
         if self.replay is None and not self._waiting:
-            self.query_one("#prompt", Input).disabled = False
+            self.query_one("#prompt", PromptInput).disabled = False
             self.query_one("#side").remove_class("-waiting")
+
+    # -- attention -------------------------------------------------------------------------------
+    def _attention(self, title: str, body: str) -> None:
+        """Bell and desktop notification, unless turned off or drawing the past."""
+        if self.runtime.settings.notify and not self._drawing_history and self.replay is None:
+            notify_desktop(self, f"pheron-tui: {title}", body)
+
+    def _state_changed(self, state: str) -> None:
+        if self.runtime.settings.notify and not self._quitting:
+            set_window_title(self, f"pheron-tui · {state}")

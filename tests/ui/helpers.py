@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from pheron_tui.config import Settings
 from pheron_tui.core.approval import Policy
@@ -16,8 +16,10 @@ from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.runtime import Runtime
 from pheron_tui.tools.bubblewrap import Sandbox
 from pheron_tui.ui.app import PheronApp
+from pheron_tui.ui.widgets.prompt import PromptInput
 
 Input.cursor_blink = False  # a blinking cursor makes screenshots differ
+TextArea.cursor_blink = False
 
 
 class BrokenProvider(ScriptedProvider):
@@ -52,7 +54,7 @@ async def wait_for(pilot: Pilot, condition, timeout: float = 5.0) -> None:
 
 
 async def send(pilot: Pilot, text: str) -> None:
-    prompt = pilot.app.query_one("#prompt", Input)
+    prompt = pilot.app.query_one("#prompt", PromptInput)
     prompt.focus()
     prompt.value = text
     await pilot.press("enter")

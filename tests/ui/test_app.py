@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.ui.screens.help import HELP
 from pheron_tui.ui.widgets.chat import AssistantMessage, Note, UserMessage
 from pheron_tui.ui.widgets.critic import VerdictCard
+from pheron_tui.ui.widgets.prompt import PromptInput
 from pheron_tui.ui.widgets.status import StatusBar
 from pheron_tui.ui.widgets.tool_log import ToolCard
 
@@ -32,13 +33,13 @@ async def test_approve_runs_the_call_and_shows_output(workspace: Path) -> None:
         await wait_for(pilot, lambda: pending(app))
         card = app.query_one(ToolCard)
         assert card.status == "pending" and card.has_class("-pending")
-        assert app.query_one("#prompt", Input).disabled
+        assert app.query_one("#prompt", PromptInput).disabled
         await pilot.press("y")
         await wait_for(pilot, lambda: idle(app))
         assert card.status == "ok"
         assert "notes.md" in str(card._preview.render())
         assert app.query_one(VerdictCard)
-        assert not app.query_one("#prompt", Input).disabled
+        assert not app.query_one("#prompt", PromptInput).disabled
 
 
 async def test_always_allows_the_tool_for_the_session(workspace: Path) -> None:
@@ -103,10 +104,10 @@ async def test_approval_keys_never_reach_the_input(workspace: Path) -> None:
         await pilot.press("a")
         await pilot.press("n", "y", "k")  # right after the decision, the turn still running
         assert app.orchestrator.busy
-        assert app.query_one("#prompt", Input).value == ""
+        assert app.query_one("#prompt", PromptInput).value == ""
         await wait_for(pilot, lambda: idle(app))
         assert app.query_one(ToolCard).status == "ok"
-        assert app.query_one("#prompt", Input).has_focus
+        assert app.query_one("#prompt", PromptInput).has_focus
 
 
 async def test_a_double_tap_cannot_approve_a_card_nobody_has_seen(workspace: Path) -> None:
@@ -134,7 +135,7 @@ async def test_typing_y_in_the_input_when_nothing_waits_is_just_text(workspace: 
     app = make_app(workspace)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("y", "a", "n")
-        assert app.query_one("#prompt", Input).value == "yan"
+        assert app.query_one("#prompt", PromptInput).value == "yan"
 
 
 async def test_escape_interrupts_a_stream(workspace: Path) -> None:
@@ -196,7 +197,7 @@ async def test_submitting_while_a_turn_runs_is_refused(workspace: Path) -> None:
         await send(pilot, "first")
         await wait_for(pilot, lambda: bool(app.query(AssistantMessage)))
         await send(pilot, "second")
-        assert app.query_one("#prompt", Input).value == "second"  # kept, not lost
+        assert app.query_one("#prompt", PromptInput).value == "second"  # kept, not lost
         assert any("Esc" in str(n.message) for n in app._notifications)
         assert [str(m.render()) for m in app.query(UserMessage)] == ["first"]
         await pilot.press("escape")

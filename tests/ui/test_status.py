@@ -32,7 +32,8 @@ def fill(bar: StatusBar, state: str) -> None:
     bar.model = "llamacpp (auto: fastest here): qwen2.5-coder-1.5b-instruct-q4_k_m"
     bar.sandbox = "sandboxed, no network"
     bar.show_usage(ev.Usage.model_construct(
-        tokens_per_s=31.4, prompt_tokens=1200, cached_tokens=1100, ttft_ms=420.0, estimated=False
+        tokens_per_s=31.4, prompt_tokens=1200, cached_tokens=1100, ttft_ms=420.0, estimated=False,
+        completion_tokens=40, purpose="plan",
     ))  # fmt: skip
 
 
@@ -48,7 +49,7 @@ async def test_the_state_shows_first_at_every_width(state: str, width: int) -> N
         assert len(line) <= width
         first, *details = line.split("  ·  ")
         assert state in first
-        whole = {bar.model, bar.speed, bar.sandbox, bar.cache, bar.ttft}
+        whole = {bar.model, bar.context, bar.speed, bar.sandbox, bar.cache, bar.ttft}
         assert set(details) <= whole  # details are dropped whole, never cut
 
 
@@ -60,7 +61,7 @@ async def test_narrow_bars_drop_details_least_important_first() -> None:
         bar.model = "llamacpp: qwen2.5-coder-1.5b"
         await pilot.pause()
         line = str(bar.render())
-        assert "qwen2.5-coder-1.5b" in line and "31.4 tok/s" in line
+        assert "qwen2.5-coder-1.5b" in line and "ctx 1.2k" in line
         assert "ttft" not in line and "cached" not in line
 
 
@@ -133,3 +134,18 @@ async def test_reading_a_long_prompt_shows_how_far_it_got(workspace: Path) -> No
         assert bar.state_text().endswith("planning · reading the prompt 2,048/6,421")
         bar.state = "thinking"  # the first token: the reading is over
         assert "reading" not in bar.state_text()
+
+
+async def test_the_context_used_shows_against_the_window() -> None:
+    app = BarOnly()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.window = 8192
+        fill(bar, "planning")
+        await pilot.pause()
+        assert "ctx 1.2k/8.2k (15%)" in str(bar.render())
+        bar.show_usage(ev.Usage.model_construct(
+            tokens_per_s=9.0, prompt_tokens=300, cached_tokens=0, ttft_ms=1.0, estimated=False,
+            completion_tokens=2, purpose="critic",
+        ))  # fmt: skip
+        assert "ctx 1.2k/8.2k" in str(bar.render())  # the critic's request is not the conversation

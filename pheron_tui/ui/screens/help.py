@@ -8,7 +8,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
 
-HELP = """\
+from pheron_tui.ui.slash import COMMANDS
+
+_HELP = """\
 # pheron-tui
 
 *Press `escape`, `f1` or `q` to close this help.*
@@ -21,17 +23,44 @@ the `ask` policy, waits for you.
 
 | key | what it does |
 | --- | --- |
-| `enter` | send the message in the input line |
+| `enter` | send the message (`ctrl+j` or `shift+enter`: a new line; a paste stays one block) |
+| `/` | commands (below): the matching ones are listed as you type, `tab` completes |
+| `@` | attach a workspace file: a picker opens, filtered as you type |
 | `y` | approve the waiting tool call once |
 | `a` | approve it and allow the same for the session (not offered for a dangerous call) |
 | `n` | deny the waiting tool call (the model is told it was denied) |
+| `h` | review a waiting edit hunk by hunk: take some, leave the others |
 | `escape` | interrupt the running turn: stops generation, kills a running command |
+| `escape` `escape` | on an empty message box: rewind to an earlier turn |
+| `ctrl+c` | interrupt the running turn (or copy a selection); twice on an idle app, quit |
+| `shift+tab` | plan mode on or off: only read-only tools run and the model answers with a plan |
+| `ctrl+n` | a fresh conversation (`/new`) |
+| `ctrl+p` | the command palette: every command and its key |
 | `ctrl+t` | hide or show the thinking pane |
 | `ctrl+r` | approval rules: revoke (`d`), keep for this project (`p`) or everywhere (`u`) |
 | `ctrl+o` | sessions: pick a recorded session and carry it on (not during a turn) |
 | `ctrl+g` | restart the MCP servers that failed (shown only then) |
 | `f1` | this help |
 | `ctrl+q` | quit (asks first while a turn is running) |
+
+{commands}
+
+## Edits
+
+A `write_file` or `edit_file` card shows the diff of what it would change (a new file shows all
+of it). With two hunks or more, `h` opens the hunk review: `space` takes or leaves a hunk,
+`enter` applies those taken, and the model is told exactly which were applied. Before any tool
+changes a file, the file is saved (outside the workspace), so `/rewind` can put it back.
+Shell commands and MCP tools cannot be undone that way: the rewind screen names the turns that
+ran them.
+
+## Context
+
+The status bar shows the tokens the last request used against the model's window, and
+`AGENTS.md` when the project's instructions (the workspace's AGENTS.md and those above it up to
+the repository root) are in the system prompt. Near the window, older turns are summarised by
+the model into a note that replaces them; the chat says so and what was kept. Nothing is cut
+silently. `/context` shows what the model sees, part by part.
 
 ## While a call waits
 
@@ -76,6 +105,18 @@ writable, no network). Text from the model and from tools is always shown litera
 terminal control sequences are displayed, never interpreted. File tools refuse any path outside
 the workspace before anyone is asked.
 """
+
+
+def _commands() -> str:
+    rows = "\n".join(f"| `{c.usage}` | {c.help} |" for c in COMMANDS)
+    return (
+        "## Commands\n\nA message starting with `/` is a command, never sent to the model "
+        "(start it with `//` to send a slash). An unknown command is an error.\n\n"
+        f"| command | what it does |\n| --- | --- |\n{rows}"
+    )
+
+
+HELP = _HELP.replace("{commands}", _commands())
 
 
 class HelpScreen(ModalScreen[None]):

@@ -50,18 +50,35 @@ class ChatPane(VerticalScroll):
         super().__init__(**kwargs)
         self._answer: AssistantMessage | None = None
         self.border_title = "Chat"
+        self.turn_id = 0
+        """The turn whose messages are being added (a rewind removes them by turn)."""
+
+    async def _add(self, widget: Static | Markdown) -> None:
+        widget.add_class(f"turn-{self.turn_id}")
+        await self.mount(widget)
+
+    async def remove_turns(self, first: int) -> None:
+        """Take away what turn ``first`` and every later one added (a rewind)."""
+        await self.end_answer()
+        gone = [
+            child
+            for child in self.children
+            for name in child.classes
+            if name.startswith("turn-") and int(name[5:]) >= first
+        ]
+        await self.remove_children(gone)
 
     def on_mount(self) -> None:
         self.anchor()
 
     async def add_user(self, text: str) -> None:
         await self.end_answer()
-        await self.mount(UserMessage(text))
+        await self._add(UserMessage(text))
 
     async def add_answer_text(self, text: str) -> None:
         if self._answer is None:
             self._answer = AssistantMessage()
-            await self.mount(self._answer)
+            await self._add(self._answer)
         await self._answer.add_text(text)
 
     async def end_answer(self) -> None:
@@ -75,4 +92,4 @@ class ChatPane(VerticalScroll):
 
     async def add_note(self, text: str, kind: str) -> None:
         await self.end_answer()
-        await self.mount(Note(text, kind))
+        await self._add(Note(text, kind))

@@ -35,6 +35,15 @@ class StatusBar(Static):
     speed: reactive[str] = reactive("")
     cache: reactive[str] = reactive("")
     ttft: reactive[str] = reactive("")
+    mode: reactive[str] = reactive("")
+    """``PLAN MODE`` while only read-only tools run."""
+    context: reactive[str] = reactive("")
+    """Tokens the last request used against the model's window."""
+    project: reactive[str] = reactive("")
+    """``AGENTS.md`` when the project's instructions were loaded."""
+
+    window: int | None = None
+    """The model's context window in tokens, where known."""
 
     clock = staticmethod(time.monotonic)
     """Where elapsed time comes from (snapshots stop it)."""
@@ -65,9 +74,21 @@ class StatusBar(Static):
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
         state = self.state_text()
+        if self.mode:
+            state = f"{self.mode}{SEPARATOR}{state}"
         line = state if len(state) <= width else state[: max(width - 1, 0)] + "…"
         # In order of importance; each is dropped whole when it does not fit.
-        for part in (self.model, self.speed, self.sandbox, self.mcp, self.cache, self.ttft):
+        parts = (
+            self.model,
+            self.context,
+            self.speed,
+            self.project,
+            self.sandbox,
+            self.mcp,
+            self.cache,
+            self.ttft,
+        )
+        for part in parts:
             if part and len(line) + len(SEPARATOR) + len(part) <= width:
                 line += SEPARATOR + part
         return Content(printable(line))
@@ -82,3 +103,20 @@ class StatusBar(Static):
         self.speed = f"{rate:.1f} tok/s" if rate else "– tok/s"
         new = usage.prompt_tokens - usage.cached_tokens
         self.cache = f"prompt {usage.cached_tokens} cached / {new} new"
+        if getattr(usage, "purpose", "chat") in (
+            "chat",
+            "plan",
+        ):  # the conversation's size, not a side request's
+            used = usage.prompt_tokens + usage.completion_tokens
+            self.show_context(used)
+
+    def show_context(self, used: int, estimated: bool = False) -> None:
+        mark = "~" if estimated else ""
+        if self.window:
+            self.context = f"ctx {mark}{_k(used)}/{_k(self.window)} ({used / self.window:.0%})"
+        else:
+            self.context = f"ctx {mark}{_k(used)}"
+
+
+def _k(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)

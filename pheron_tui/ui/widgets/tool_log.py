@@ -12,7 +12,10 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from pheron_tui.core.safety import printable
+from pheron_tui.ui.widgets.diff_view import diff_content
 
+DIFF_SHOWS = ("content", "old", "new")
+"""Arguments whose text the diff shows already."""
 PREVIEW_LINES = 12
 OUTPUT_KEEP_CHARS = 8000
 
@@ -41,9 +44,22 @@ class ToolCard(Vertical, can_focus=True):
     """Whether decision keys count yet: a card ignores them for its first moment on screen."""
 
     def __init__(
-        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: Sequence[str] = ()
+        self,
+        call_id: str,
+        tool: str,
+        arguments: dict,
+        risk: str,
+        reasons: Sequence[str] = (),
+        diff: str = "",
+        hunks: int = 0,
     ) -> None:
         super().__init__(classes=f"tool-card -risk-{risk} -proposed")
+        self.diff = diff
+        self.hunks = hunks
+        """How many hunks a person may take or leave one by one (0: the whole call only)."""
+        if diff:
+            # The diff shows the text; the arguments keep only what it does not (path, mode).
+            arguments = {k: v for k, v in arguments.items() if k not in DIFF_SHOWS}
         self.call_id = call_id
         self.tool = tool
         self.risk = risk
@@ -67,6 +83,8 @@ class ToolCard(Vertical, can_focus=True):
         yield self._header
         yield self._reasons
         yield VerticalScroll(self._arguments, classes="tool-arguments-box")
+        if self.diff:
+            yield VerticalScroll(Static(diff_content(self.diff)), classes="tool-diff")
         yield self._hint
         yield self._preview
 
@@ -105,6 +123,8 @@ class ToolCard(Vertical, can_focus=True):
             self._choices = 'y approve once · n deny · (no "always" for a dangerous call)'
         else:
             self._choices = "y approve once · n deny · (no rule could describe this call)"
+        if self.hunks:
+            self._choices += f" · h review {self.hunks} hunks one by one"
         self.status = "pending"
         self._show_hint()
 
@@ -148,9 +168,16 @@ class ToolLog(VerticalScroll):
         await self.remove_children()
 
     async def add_card(
-        self, call_id: str, tool: str, arguments: dict, risk: str, reasons: Sequence[str] = ()
+        self,
+        call_id: str,
+        tool: str,
+        arguments: dict,
+        risk: str,
+        reasons: Sequence[str] = (),
+        diff: str = "",
+        hunks: int = 0,
     ) -> ToolCard:
-        card = ToolCard(call_id, tool, arguments, risk, list(reasons))
+        card = ToolCard(call_id, tool, arguments, risk, list(reasons), diff, hunks)
         self.cards[call_id] = card
         await self.mount(card)
         self.show(card)
