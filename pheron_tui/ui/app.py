@@ -72,7 +72,7 @@ class PheronApp(CommandActions):
             show=False,
             id="ctrl-c",
         ),
-        Binding("shift+tab", "plan", "Plan mode", id="plan-mode"),
+        Binding("shift+tab", "plan", "Plan mode", id="plan-mode", priority=True),
         Binding("ctrl+t", "toggle_thinking", "Thinking pane", id="toggle-thinking"),
         Binding("ctrl+n", "new", "New", id="new", show=False),
         Binding("ctrl+o", "sessions", "Sessions", id="sessions"),
@@ -543,7 +543,7 @@ class PheronApp(CommandActions):
                 status.model = self._model_label()
                 self.call_later(self._send_queued)
             case ev.ConversationReplaced(reason=reason, note=note):
-                if not self._drawing_history or reason == "compact":
+                if reason == "compact" or self._drawing_history:  # a rewind reports itself
                     await chat.add_note(note, "info")
                 self._estimate_context()
             case ev.ErrorRaised(message=text, kind=kind):

@@ -1,29 +1,37 @@
 """Per-hunk review of a file change: take some hunks, leave the others.
 
-Space toggles the highlighted hunk, Enter applies those taken (the model is told exactly which
-were applied and which were not), Esc goes back to the card without deciding.
+Each hunk shows its diff under a checkbox: space takes or leaves the one focused, up and down
+move, Enter applies those taken (the model is told exactly which were applied and which were
+not), Esc goes back to the card without deciding.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.content import Content
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, SelectionList, Static
-from textual.widgets.selection_list import Selection
+from textual.widgets import Checkbox, Footer, Static
 
 from pheron_tui.core.diffs import split_hunks
 from pheron_tui.ui.widgets.diff_view import diff_content
 
 
-class HunkList(SelectionList[int]):
-    BINDINGS = [Binding("enter", "screen.apply", "Apply the taken hunks")]
+class HunkCheck(Checkbox, inherit_bindings=False):
+    BINDINGS = [
+        Binding("space", "toggle_button", "Take or leave"),
+        Binding("down", "app.focus_next", "Next", show=False),
+        Binding("up", "app.focus_previous", "Previous", show=False),
+    ]
+
+    def __init__(self, number: int) -> None:
+        super().__init__(f"hunk {number + 1}", value=True)
+        self.number = number
 
 
 class HunkReview(ModalScreen[list[int] | None]):
     BINDINGS = [
+        Binding("enter", "apply", "Apply those taken", priority=True),
         Binding("a", "all(True)", "Take all"),
         Binding("r", "all(False)", "Leave all"),
         Binding("escape", "dismiss(None)", "Back"),
@@ -43,27 +51,18 @@ class HunkReview(ModalScreen[list[int] | None]):
                 classes="modal-title",
                 markup=False,
             )
-            yield HunkList(
-                *(
-                    Selection(
-                        Content.assemble(
-                            Content.styled(f"hunk {n + 1}\n", "bold"), diff_content(hunk)
-                        ),
-                        n,
-                        True,
-                    )
-                    for n, hunk in enumerate(hunks)
-                ),
-                id="hunks-list",
-            )
+            with VerticalScroll(id="hunks-list"):
+                for number, hunk in enumerate(hunks):
+                    yield HunkCheck(number)
+                    yield Static(diff_content(hunk), classes="hunk-diff")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self.query(HunkCheck).first().focus()
+
     def action_all(self, take: bool) -> None:
-        listing = self.query_one(HunkList)
-        if take:
-            listing.select_all()
-        else:
-            listing.deselect_all()
+        for check in self.query(HunkCheck):
+            check.value = take
 
     def action_apply(self) -> None:
-        self.dismiss(sorted(self.query_one(HunkList).selected))
+        self.dismiss([check.number for check in self.query(HunkCheck) if check.value])

@@ -79,6 +79,12 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
             yield listing
         yield Footer()
 
+    def on_mount(self) -> None:
+        listing = self.query_one(OptionList)
+        listing.focus()
+        if self.records:
+            listing.highlighted = 0  # the latest turn
+
     def action_choose(self, files: bool, conversation: bool) -> None:
         listing = self.query_one(OptionList)
         if listing.highlighted is None:
