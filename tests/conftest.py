@@ -69,8 +69,11 @@ class Agent:
 @pytest.fixture
 def make_agent(workspace: Path):
     def make(policy: Policy = "all", native_tools: bool = True, **replies) -> Agent:
-        settings = {k: replies.pop(k) for k in ("max_steps",) if k in replies}
+        keys = ("max_steps", "plan_mode", "instructions", "checkpointer")
+        settings = {k: replies.pop(k) for k in keys if k in replies}
+        window = replies.pop("context_window", None)
         provider = ScriptedProvider.from_replies(native_tools=native_tools, **replies)
+        provider.script.context_window = window
         return Agent(provider, workspace, policy, **settings)
 
     return make

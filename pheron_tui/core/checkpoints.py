@@ -59,9 +59,11 @@ class TurnRecords:
                 if record is None:
                     return
                 record.saved.extend(files)
-                record.complete = record.complete and done
-                if not files and not done and tool not in record.untracked:
-                    record.untracked.append(tool)
+                if not files and not done:  # its effects could not be known beforehand
+                    if tool not in record.untracked:
+                        record.untracked.append(tool)
+                else:
+                    record.complete = record.complete and done
 
     def sync(self, history_length: int) -> None:
         """Line up with a conversation rebuilt from a log (an interrupted turn's closing

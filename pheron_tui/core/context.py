@@ -73,7 +73,7 @@ def needs_compaction(request: CompletionRequest, window: int | None) -> bool:
     return window is not None and request_tokens(request) > COMPACT_AT * window
 
 
-def transcript(messages: Sequence[Message]) -> str:
+def transcript(messages: Sequence[Message], per_message: int = TRANSCRIPT_MESSAGE_CHARS) -> str:
     """Old messages as plain text for the summariser (each one capped)."""
     lines = []
     for message in messages:
@@ -82,8 +82,8 @@ def transcript(messages: Sequence[Message]) -> str:
             text += f"\n[called {call.name} {json.dumps(call.arguments, default=str)}]"
         if not text:
             continue
-        if len(text) > TRANSCRIPT_MESSAGE_CHARS:
-            text = text[:TRANSCRIPT_MESSAGE_CHARS] + " […]"
+        if len(text) > per_message:
+            text = text[:per_message] + " […]"
         who = {"user": "User", "assistant": "Assistant", "tool": f"Tool {message.name}"}.get(
             message.role, message.role
         )
@@ -101,6 +101,9 @@ async def summarise(
     text = transcript(old)
     if window is not None:
         room = max(window - SUMMARY_TOKENS - 200, 256) * CHARS_PER_TOKEN // 2
+        if len(text) > room:
+            # Every message keeps its beginning, so the summary still covers all of them.
+            text = transcript(old, max(room // max(len(old), 1) - 24, 80))  # 24: labels
         if len(text) > room:
             text = "[…earlier part left out…]\n" + text[-room:]
     request = CompletionRequest(

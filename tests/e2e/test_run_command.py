@@ -349,3 +349,18 @@ def test_settings_flags_work_before_the_subcommand(workspace: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "✓ . (2 entries)" in done.stderr  # list_dir ran: --approve all was not reset by `run`
+
+
+def test_a_write_proposal_carries_its_diff(workspace: Path) -> None:
+    edit = (
+        '<tool_call>{"name": "edit_file", "arguments": {"path": "notes.md", '
+        '"old": "buy milk", "new": "buy bread"}}</tool_call>'
+    )
+    replies = {"classify": ["task"], "plan": [edit, "Changed."], "critic": ["PASS: ok"]}
+    done, events = run(workspace, replies, "--json", "--approve", "all")
+    assert done.returncode == 0, done.stderr
+    [proposed] = of(events, "ToolCallProposed")
+    assert "--- a/notes.md\n+++ b/notes.md\n" in proposed["diff"]
+    assert "-buy milk\n+buy bread\n" in proposed["diff"]
+    [saved] = of(events, "FilesCheckpointed")
+    assert saved["files"][0]["path"] == "notes.md" and saved["files"][0]["kind"] == "file"

@@ -192,3 +192,31 @@ async def test_a_resumed_cancelled_turn_puts_no_words_in_the_models_mouth(
     await resumed.aclose()
     said = [m.content for m in second.requests[-1].messages if m.role == "assistant"]
     assert said and not any("cancel" in text.lower() for text in said)
+
+
+async def test_a_resumed_session_can_rewind_what_was_done_before(workspace: Path) -> None:
+    write = '<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": "%s"}}</tool_call>'
+    replies = {
+        "classify": ["task", "task", "chat"],
+        "plan": [write % "one", "Wrote.", "Checked."],
+        "critic": ["PASS: ok", "PASS: ok"],
+        "chat": ["fine"],
+    }
+    provider = ScriptedProvider(Script.model_validate({"replies": replies}))
+    settings = Settings(provider="scripted", workspace=workspace)
+    runtime = Runtime.create(settings, "all", provider=provider)
+    runtime.start_recording()
+    await runtime.orchestrator.submit("write a.txt")
+    await runtime.orchestrator.submit("check it")
+    await runtime.orchestrator.submit("thanks")
+    runtime.orchestrator.rewind_conversation(3)  # drop the last turn: recorded in the log
+    path = runtime.store.path
+    await runtime.aclose()
+
+    session = load_session(path)
+    assert session.conversation() == runtime.orchestrator.history
+    resumed = Runtime.resume(settings, "all", session, provider=provider)
+    assert [r.turn_id for r in resumed.rewind_points()] == [1, 2]
+    report = resumed.rewind(1, files=True, conversation=True)
+    assert not (workspace / "a.txt").exists() and report.files.removed == ["a.txt"]
+    assert resumed.orchestrator.history == []

@@ -260,3 +260,58 @@ def test_quit_asked_while_a_call_waits(snap_compare, workspace: Path, size) -> N
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+EDIT = (
+    '<tool_call>{"name": "edit_file", "arguments": {"path": "main.py", '
+    '"old": "print(\'hello\')\\n", "new": "def main():\\n    print(\'hello, world\')\\n\\n\\n'
+    'main()\\n"}}</tool_call>'
+)
+
+
+@SIZES
+def test_an_edit_waits_with_its_diff(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace, classify=["task"], plan=[EDIT, "Done."], critic=["PASS: ok"])
+
+    async def run(pilot) -> None:
+        await send(pilot, "wrap main.py in a main function")
+        await wait_for(pilot, lambda: pending(app))
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_the_rewind_screen(snap_compare, workspace: Path, size) -> None:
+    shell = '<tool_call>{"name": "shell_exec", "arguments": {"command": "echo hi"}}</tool_call>'
+    app = make_app(
+        workspace,
+        policy="all",
+        classify=["task", "task"],
+        plan=[EDIT, "Wrapped it.", shell, "Said hi."],
+        critic=["PASS: ok", "PASS: ok"],
+    )
+
+    async def run(pilot) -> None:
+        await send(pilot, "wrap main.py in a main function")
+        await wait_for(pilot, lambda: idle(app) and len(app.orchestrator.history) >= 4)
+        await send(pilot, "say hi")
+        await wait_for(pilot, lambda: idle(app) and len(app.runtime.rewind_points()) == 2)
+        app.clear_notifications()  # the --approve all warning would cover the screen
+        await pilot.pause(0.1)
+        app.query_one("#tools").scroll_end(animate=False, immediate=True)  # cards settle
+        await pilot.pause()
+        await send(pilot, "/rewind")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "RewindScreen")
+
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_command_completion(snap_compare, workspace: Path, size) -> None:
+    app = make_app(workspace)
+
+    async def run(pilot) -> None:
+        await wait_for(pilot, lambda: pilot.app.model_ready)
+        await pilot.press("slash", "r")
+
+    assert snap_compare(app, terminal_size=size, run_before=run)

@@ -43,9 +43,7 @@ def describe(record: TurnRecord) -> Content:
         ran = ", ".join(record.untracked)
         body.append(Content.styled(f"    ran {printable(ran)}: not undone by a rewind", WARN))
     if not record.complete:
-        body.append(
-            Content.styled("    some files could not be saved before they changed", WARN)
-        )
+        body.append(Content.styled("    some files could not be saved before they changed", WARN))
     if record.history_start is None:
         body.append(Content.styled("    compacted: only its files can be put back", MUTED))
     return Content("\n").join(body)
