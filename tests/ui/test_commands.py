@@ -392,3 +392,21 @@ async def test_a_model_cannot_break_out_of_a_notification(workspace: Path) -> No
 
     assert _clean("evil\x07\x1b]0;owned\x07;x") == "evil  ]0 owned  x"
     _ = Script, ScriptedProvider  # imported for the helpers' types
+
+
+async def test_compact_summarises_older_turns_and_says_so(workspace: Path) -> None:
+    app = make_app(
+        workspace, classify=["chat"] * 2, chat=["one", "two"], compact=["They said hi twice."]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("hi", "hi again"):
+            await send(pilot, text)
+            await wait_for(
+                pilot, lambda: idle(app) and app.orchestrator.history[-1].role == "assistant"
+            )
+        await send(pilot, "/compact")
+        await wait_for(pilot, lambda: "Compacted 2 older messages" in notes(app))
+        history = app.orchestrator.history
+        assert "They said hi twice." in history[0].content
+        assert [m.content for m in history[2:]] == ["hi again", "two"]
+        assert "ctx ~" in str(app.query_one(StatusBar).render())
