@@ -55,18 +55,45 @@ def request_tokens(request: CompletionRequest) -> int:
 class ContextPart:
     name: str
     tokens: int
+    estimated: bool = True
 
 
-def breakdown(
-    system: str, instructions: str, specs: Sequence[ToolSpec], history: Sequence[Message]
+async def breakdown(
+    system: str,
+    instructions: str,
+    specs: Sequence[ToolSpec],
+    history: Sequence[Message],
+    tools_in_system: bool,
+    count: Callable[[Sequence[str]], Awaitable[list[int]]] | None = None,
 ) -> list[ContextPart]:
-    """What the model sees on the next planning step, part by part (estimated tokens)."""
-    return [
-        ContextPart("system prompt", estimate_tokens(system)),
-        ContextPart("instructions (AGENTS.md, modes)", estimate_tokens(instructions)),
-        ContextPart(f"tools ({len(specs)})", tools_tokens(specs)),
-        ContextPart(f"conversation ({len(history)} messages)", message_tokens(history)),
+    """What the model sees on the next planning step, part by part: counted with the
+    model's tokenizer when ``count`` is given (and works), else estimated. ``tools_in_system``:
+    the legacy format describes the tools in the system prompt itself."""
+    tools_text = "" if tools_in_system else json.dumps([s.model_dump(mode="json") for s in specs])
+    conversation = "\n".join(
+        (m.content or "") + "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
+        for m in history
+    )
+    texts = [system, instructions, tools_text, conversation]
+    names = [
+        "system prompt" + (f" (with the {len(specs)} tools)" if tools_in_system else ""),
+        "instructions (AGENTS.md, modes)",
+        "tools (in the system prompt)" if tools_in_system else f"tools ({len(specs)})",
+        f"conversation ({len(history)} messages)",
     ]
+    if count is not None:
+        try:
+            counted = await count(texts)
+            return [ContextPart(n, c, estimated=False) for n, c in zip(names, counted, strict=True)]
+        except Exception:  # a tokenizer that fails leaves the estimate, not an error
+            pass
+    estimates = [
+        estimate_tokens(system),
+        estimate_tokens(instructions),
+        0 if tools_in_system else tools_tokens(specs),
+        message_tokens(history),
+    ]
+    return [ContextPart(n, c) for n, c in zip(names, estimates, strict=True)]
 
 
 def needs_compaction(request: CompletionRequest, window: int | None) -> bool:

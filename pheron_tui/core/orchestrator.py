@@ -47,7 +47,7 @@ from pheron_tui.core.prompts import (
     with_attachments,
     with_instructions,
 )
-from pheron_tui.core.provider import Provider, ProviderError, ToolsRejected
+from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
@@ -248,12 +248,16 @@ class Orchestrator:
             raise TurnInProgress("a turn is running")
         return await self._compact(0, keep_turns)
 
-    def context_parts(self) -> list[ContextPart]:
-        """What the model sees on the next planning step, part by part."""
+    async def context_parts(self) -> list[ContextPart]:
+        """What the model sees on the next planning step, part by part (counted by the
+        model's tokenizer where the provider has one)."""
         fmt = call_format(self.provider)
         specs = self._specs()
         system = fmt.system_prompt(self.settings.workspace.resolve(), specs)
-        return breakdown(system, self._instructions(), specs, self.history)
+        counter = self.provider.count_tokens if isinstance(self.provider, TokenCounter) else None
+        return await breakdown(
+            system, self._instructions(), specs, self.history, fmt.legacy, counter
+        )
 
     def rules(self) -> list[Rule]:
         """The approval rules in force, in the order they are checked."""

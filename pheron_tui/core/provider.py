@@ -69,6 +69,13 @@ class Provider(Protocol):
 
 
 @runtime_checkable
+class TokenCounter(Protocol):
+    """Optional: providers that can count tokens with the model's own tokenizer."""
+
+    async def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+
+@runtime_checkable
 class ChoiceScorer(Protocol):
     """Optional: providers that can score fixed answers without generating text."""
 

@@ -133,6 +133,19 @@ class LlamaCppProvider(OpenAIProvider):
             params.chat_template = self.chat_template
         return xllamacpp.Server(params)
 
+    async def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Counted by the model's tokenizer (the server's ``/tokenize``)."""
+        if self._server is None:
+            raise ProviderError("the model is not loaded")
+        url = self.base_url.removesuffix("/v1") + "/tokenize"
+        counts = []
+        for text in texts:
+            response = await self._client.post(url, json={"content": text})
+            if response.status_code != 200:
+                raise ProviderError(f"tokenize failed: HTTP {response.status_code}")
+            counts.append(len(response.json().get("tokens", [])))
+        return counts
+
     async def _read_props(self) -> None:
         """The template's capabilities decide native tools or the legacy format."""
         response = await self._client.get(self.base_url.removesuffix("/v1") + "/props")

@@ -16,7 +16,7 @@ import contextlib
 import copy
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from pheron_tui.core.messages import (
@@ -62,6 +62,12 @@ class MLXProvider(InProcessEngine):
         args = getattr(self._model, "args", None)
         value = getattr(args, "max_position_embeddings", None)
         return value if isinstance(value, int) else None
+
+    async def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Counted by the model's own tokenizer."""
+        if self._tok is None:
+            raise ProviderError("the model is not loaded")
+        return [len(self._tok.encode(text, add_special_tokens=False)) for text in texts]
 
     @property
     def tokenizer(self) -> Any:

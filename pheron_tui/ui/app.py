@@ -125,6 +125,7 @@ class PheronApp(CommandActions):
         self._proposed: dict[str, ev.ToolCallProposed] = {}
         """Waiting calls whose diff can be reviewed hunk by hunk."""
         self._last_prompt_tokens: int | None = None
+        self._attach_notes: list[str] = []
         self._plan_answered = False
         """A turn finished in plan mode: leaving it offers to carry the plan out."""
 
@@ -222,8 +223,7 @@ class PheronApp(CommandActions):
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, text: str) -> None:
         attached = await asyncio.to_thread(self.runtime.attach, text)
-        for note in attached.notes:
-            await self.query_one(ChatPane).add_note(note, "info")
+        self._attach_notes = attached.notes  # shown under the message when the turn starts
         await self.orchestrator.submit(text, attached.files)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -463,6 +463,9 @@ class PheronApp(CommandActions):
                 await chat.add_user(prompt)
                 if attached and self._drawing_history:
                     await chat.add_note(f"attached: {', '.join(attached)}", "info")
+                for note in self._attach_notes:
+                    await chat.add_note(note, "info")
+                self._attach_notes = []
                 self._reviewing = False
                 status.state = "classifying"
             case ev.IntentClassified(turn_id=turn_id, intent=intent):
@@ -541,6 +544,7 @@ class PheronApp(CommandActions):
                 status.state = "idle"
                 status.window = window
                 status.model = self._model_label()
+                self._estimate_context()
                 self.call_later(self._send_queued)
             case ev.ConversationReplaced(reason=reason, note=note):
                 if reason == "compact" or self._drawing_history:  # a rewind reports itself

@@ -199,14 +199,15 @@ class CommandActions(App[None]):
         await self.query_one(ChatPane).add_note(f"Now using {self._model_label()}.", "info")
 
     # -- what the model sees ---------------------------------------------------------------------
-    def action_context(self) -> None:
+    @work(exclusive=True, group="context", exit_on_error=False)
+    async def action_context(self) -> None:
         from pheron_tui.ui.screens.context import ContextScreen
 
         instructions = self.runtime.instructions
         note = f"AGENTS.md: {instructions.summary}." if instructions.files else "No AGENTS.md."
-        self.push_screen(
+        await self.push_screen(
             ContextScreen(
-                self.orchestrator.context_parts(),
+                await self.orchestrator.context_parts(),
                 self.runtime.provider.context_window,
                 self._last_prompt_tokens,
                 note,

@@ -193,3 +193,17 @@ async def test_a_legacy_reply_that_must_be_a_call_is_one(workspace: Path, gguf: 
     proposed = [e for e in events.drain() if e.type == "ToolCallProposed"]
     assert proposed, "no call was made"
     assert proposed[0].tool in {t.name for t in default_registry()}
+
+
+async def test_context_is_counted_with_the_models_tokenizer(workspace: Path, gguf: Path) -> None:
+    provider = LlamaCppProvider(str(gguf))
+    await provider.load()
+    try:
+        short, long = await provider.count_tokens(["hello", "hello " * 50])
+        assert 0 < short < long and 40 <= long <= 110
+        orchestrator, _bus = agent(provider, workspace)
+        parts = await orchestrator.context_parts()
+    finally:
+        await provider.aclose()
+    assert parts and not any(part.estimated for part in parts)
+    assert parts[0].tokens > 50  # the system prompt

@@ -32,7 +32,10 @@ class ContextScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("part", "tokens (est.)", "share of window")
+        estimated = any(part.estimated for part in self.parts)
+        table.add_columns(
+            "part", "tokens (estimated)" if estimated else "tokens", "share of window"
+        )
         for part in self.parts:
             share = f"{part.tokens / self.window:.0%}" if self.window else "—"
             table.add_row(part.name, f"{part.tokens:,}", share)
@@ -47,9 +50,13 @@ class ContextScreen(ModalScreen[None]):
             lines.append(
                 f"The last request's prompt, as the engine counted it: {self.last_prompt:,}."
             )
+        if any(part.estimated for part in self.parts):
+            lines.append(f"Estimated at about {CHARS_PER_TOKEN} characters per token.")
+        else:
+            lines.append("Counted with the model's own tokenizer (template markers not included).")
         lines.append(
-            f"Estimates count about {CHARS_PER_TOKEN} characters per token. Near the window, "
-            "older turns are summarised (/compact does it now); nothing is cut silently."
+            "Near the window, older turns are summarised (/compact does it now); nothing is "
+            "cut silently."
         )
         if self.note:
             lines.append(self.note)

@@ -112,7 +112,9 @@ class StatusBar(Static):
 
     def show_context(self, used: int, estimated: bool = False) -> None:
         mark = "~" if estimated else ""
-        if self.window:
+        if not self.window and not used:
+            self.context = ""  # nothing to say yet
+        elif self.window:
             self.context = f"ctx {mark}{_k(used)}/{_k(self.window)} ({used / self.window:.0%})"
         else:
             self.context = f"ctx {mark}{_k(used)}"
