@@ -125,7 +125,11 @@ class ToolExecutor:
         )
         started: float | None = None
         try:
-            decision = self.gate.automatic(facts) or await self._ask(turn_id, call_id, facts)
+            decision = (
+                self.gate.automatic(facts)
+                or self._plan_mode_read(facts)
+                or await self._ask(turn_id, call_id, facts)
+            )
             self.bus.emit(
                 ev.ToolCallDecided,
                 turn_id,
@@ -162,6 +166,13 @@ class ToolExecutor:
             self._finished(turn_id, call_id, cancelled, started)
             raise
         return self._finished(turn_id, call_id, outcome, started)
+
+    def _plan_mode_read(self, facts: CallFacts) -> GateDecision | None:
+        """Plan mode is for looking: a read call runs without asking (deny rules and the
+        "none" policy still stop it, in ``automatic``), as under the read-only policy."""
+        if self.settings.plan_mode and facts.risk == "read":
+            return GateDecision(approved=True, auto=True, by="plan mode")
+        return None
 
     @staticmethod
     async def _preview(call: PreparedCall, context: ToolContext) -> FileChange | None:

@@ -281,6 +281,12 @@ class Orchestrator:
         self._task.cancel()
         return True
 
+    async def cancel_and_wait(self, timeout_s: float = 5.0) -> None:
+        """Cancel the running turn and give it up to ``timeout_s`` to wind down (quitting)."""
+        task = self._task
+        if self.cancel() and task is not None:
+            await asyncio.wait([task], timeout=timeout_s)
+
     # -- a turn --------------------------------------------------------------------------------
     async def _run_turn(
         self, turn_id: int, text: str, attachments: Sequence[tuple[str, str]] = ()

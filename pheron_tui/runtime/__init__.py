@@ -64,6 +64,7 @@ class Runtime:
     """The project's AGENTS.md files, as loaded into the system prompt."""
     store: SessionStore | None = None
     resumed: LoadedSession | None = None
+    _closed: bool = False
 
     @classmethod
     def resume(
@@ -389,6 +390,10 @@ class Runtime:
             await self.store.close()
 
     async def aclose(self) -> None:
+        """Stop the MCP servers, the session log and the model; a second call does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         await self.mcp.aclose()
         await self.stop_recording()
         await self.provider.aclose()

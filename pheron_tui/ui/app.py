@@ -8,6 +8,7 @@ runtime's rule and session commands. It never reads a core object's insides.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def _styles_path() -> Path:
         return packaged
     return Path(__file__).resolve().parent.parent.parent / "styles" / "app.tcss"
 
+
+log = logging.getLogger("pheron_tui.ui")
 
 STATE_LABELS = {"chat": "answering", "task": "planning"}
 WORKER_ROLES = {
@@ -377,11 +380,15 @@ class PheronApp(CommandActions):
         shutdown then never finishes.
         """
         self._quitting = True
-        self.orchestrator.cancel()
-        await self.runtime.mcp.aclose()
+        await self.orchestrator.cancel_and_wait()
         await self.query_one(ChatPane).end_answer()
-        await self.runtime.stop_recording()
-        self.exit()
+        try:
+            # The model's connections belong to this event loop: close them on it.
+            await self.runtime.aclose()
+        except Exception:  # quitting must not fail on a provider that closes badly
+            log.exception("closing the runtime failed")
+        finally:
+            self.exit()
 
     # -- input -----------------------------------------------------------------------------------
     @on(PromptInput.Submitted)

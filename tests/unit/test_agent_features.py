@@ -197,3 +197,22 @@ async def test_rewinding_the_conversation_drops_the_later_turns(make_agent, conv
         assert [r.turn_id for r in agent.orchestrator.turns.turns] == [1]
     else:
         assert len(agent.orchestrator.history) == 6
+
+
+async def test_plan_mode_reads_without_asking_but_deny_rules_still_win(make_agent) -> None:
+    from pheron_tui.core.rules import Rule
+
+    agent = make_agent(
+        policy="ask",
+        plan_mode=True,
+        classify=["task"],
+        plan=[call("read_file", path="notes.md"), call("list_dir", path="."), "1. a plan"],
+        critic=["PASS: ok"],
+    )
+    agent.orchestrator.gate.rules.add(Rule("deny", "list_dir"))
+    result = await agent.orchestrator.submit("plan something")
+    assert result.answer == "1. a plan"
+    read, listing = agent.of("ToolCallDecided")
+    assert (read.decision, read.by) == ("auto_approved", "plan mode")
+    assert listing.decision == "denied" and listing.by.startswith("rule:")
+    assert not agent.of("ToolCallAwaitingDecision")

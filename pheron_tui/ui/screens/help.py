@@ -33,7 +33,7 @@ the `ask` policy, waits for you.
 | `escape` | interrupt the running turn: stops generation, kills a running command |
 | `escape` `escape` | on an empty message box: rewind to an earlier turn |
 | `ctrl+c` | interrupt the running turn (or copy a selection); twice on an idle app, quit |
-| `shift+tab` | plan mode on or off: only read-only tools run and the model answers with a plan |
+| `shift+tab` | plan mode: read-only tools run without asking; the model answers with a plan |
 | `ctrl+n` | a fresh conversation (`/new`) |
 | `ctrl+p` | the command palette: every command and its key |
 | `ctrl+t` | hide or show the thinking pane |
