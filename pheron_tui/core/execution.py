@@ -60,6 +60,24 @@ def _denial(by: str) -> str:
     return "The user denied this call; it did not run."
 
 
+MAX_DIFF_CHARS = 60_000
+"""A diff longer than this is shown cut (and the call can then only be decided whole)."""
+
+
+def _shown_diff(change: FileChange | None) -> tuple[str, int]:
+    """The diff as the card and the log show it, and how many hunks a person may decide one
+    by one: two or more, of an existing file, all of them shown."""
+    if change is None:
+        return "", 0
+    diff = change.diff
+    if len(diff) > MAX_DIFF_CHARS:
+        cut = diff[:MAX_DIFF_CHARS].rsplit("\n", 1)[0]
+        left = diff.count("\n") - cut.count("\n")
+        return f"{cut}\n… {left:,} more lines of the diff not shown\n", 0
+    count = len(change.hunks) if change.before is not None else 0
+    return diff, count if count >= 2 else 0
+
+
 @dataclass(frozen=True)
 class CallOutcome:
     status: ev.CallStatus
@@ -96,7 +114,7 @@ class ToolExecutor:
             assessment = RiskAssessment("dangerous", [f"its risk could not be assessed ({exc})"])
         refusal = tool.refusal(args, context)
         change = await self._preview(call, context) if refusal is None else None
-        hunks = len(change.hunks) if change is not None and change.before is not None else 0
+        diff, hunks = _shown_diff(change)
         self.bus.emit(
             ev.ToolCallProposed,
             turn_id,
@@ -106,8 +124,8 @@ class ToolExecutor:
             ubid=ubid(tool.name),
             risk=assessment.tier,
             risk_reasons=assessment.reasons,
-            diff=change.diff if change is not None else "",
-            hunks=hunks if hunks >= 2 else 0,
+            diff=diff,
+            hunks=hunks,
         )
         if refusal is None and self.settings.plan_mode and assessment.tier != "read":
             refusal = PLAN_MODE_REFUSAL

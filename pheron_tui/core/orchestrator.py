@@ -492,8 +492,9 @@ class Orchestrator:
             request = build()
         if request_tokens(request) > window:
             raise _TaskEnded(
-                f"the request is ~{request_tokens(request):,} tokens and the model's context "
-                f"window holds {window:,}: shorten the message (or attached files), or use a "
+                f"this turn alone is ~{request_tokens(request):,} tokens (its message, attached "
+                f"files and tool results) and the model's context window holds {window:,}: "
+                "shorten the message or the files attached, ask for less at once, or use a "
                 "model with a larger window"
             )
         return request

@@ -55,7 +55,12 @@ def load_instructions(workspace: Path, limit: int = INSTRUCTIONS_CHARS) -> Instr
     for folder in _folders_up_to_repository(workspace):
         path = folder / INSTRUCTIONS_FILE
         try:
-            text = path.read_text(encoding="utf-8", errors="replace").strip()
+            # Only a regular file, and only as much as could be kept: a FIFO would block the
+            # start-up and a link to something huge would fill the memory.
+            if not path.is_file():
+                continue
+            with path.open("rb") as handle:
+                text = handle.read(limit * 4).decode("utf-8", errors="replace").strip()
         except OSError:
             continue
         if text:

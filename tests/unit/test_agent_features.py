@@ -216,3 +216,27 @@ async def test_plan_mode_reads_without_asking_but_deny_rules_still_win(make_agen
     assert (read.decision, read.by) == ("auto_approved", "plan mode")
     assert listing.decision == "denied" and listing.by.startswith("rule:")
     assert not agent.of("ToolCallAwaitingDecision")
+
+
+def test_agents_md_that_is_not_a_regular_file_is_skipped(tmp_path: Path) -> None:
+    os_fifo = tmp_path / "AGENTS.md"
+    import os
+
+    os.mkfifo(os_fifo)  # reading it would block the start-up
+    assert load_instructions(tmp_path).files == []
+
+
+async def test_a_huge_diff_is_shown_cut_and_decided_whole(make_agent, workspace) -> None:
+    big = "".join(
+        f"line {i}\n" for i in range(15_000)
+    )  # under the 200,000 characters a call may write
+    agent = make_agent(
+        classify=["task"],
+        plan=[call("write_file", path="big.txt", content=big), "done"],
+        critic=["PASS: ok"],
+    )
+    await agent.orchestrator.submit("write big.txt")
+    [proposed] = agent.of("ToolCallProposed")
+    assert len(proposed.diff) < 61_000 and "more lines of the diff not shown" in proposed.diff
+    assert proposed.hunks == 0
+    assert (workspace / "big.txt").read_text() == big
