@@ -72,14 +72,15 @@ def rss_mb() -> float:
 
 async def flood(seconds: float, rate: int) -> None:
     from textual import events
-    from textual.widgets import Input
+    from textual.widgets import TextArea
 
     from pheron_tui.config import Settings
     from pheron_tui.providers.scripted import Script, ScriptedProvider
     from pheron_tui.runtime import Runtime
     from pheron_tui.ui.app import PheronApp
+    from pheron_tui.ui.widgets.prompt import PromptInput
 
-    Input.cursor_blink = False
+    TextArea.cursor_blink = False
     per_tick, tick = max(rate // 200, 1), 1 / 200  # 200 chunks a second of rate/200 tokens
     ticks = int(seconds / tick)
     words = ["tok "] * per_tick
@@ -98,7 +99,7 @@ async def flood(seconds: float, rate: int) -> None:
     app = PheronApp(runtime)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        prompt = app.query_one("#prompt", Input)
+        prompt = app.query_one("#prompt", PromptInput)
         prompt.value = "stream please"
         await pilot.press("enter")
         before = rss_mb()
