@@ -83,12 +83,14 @@ async def flood(seconds: float, rate: int) -> None:
     TextArea.cursor_blink = False
     per_tick, tick = max(rate // 200, 1), 1 / 200  # 200 chunks a second of rate/200 tokens
     ticks = int(seconds / tick)
-    words = ["tok "] * per_tick
-    think = ["<think>"] + [
-        "".join(words) + ("\n" if i % 20 == 0 else "") for i in range(ticks // 2)
-    ]
+
+    def words(i: int) -> str:
+        # Text that never repeats: the loop guard would cut a stream of one word.
+        return "".join(f"t{i}x{j} " for j in range(per_tick))
+
+    think = ["<think>"] + [words(i) + ("\n" if i % 20 == 0 else "") for i in range(ticks // 2)]
     answer = ["</think>"] + [
-        "".join(words) + ("\n\n" if i % 40 == 0 else "") for i in range(ticks // 2)
+        words(i + ticks) + ("\n\n" if i % 40 == 0 else "") for i in range(ticks // 2)
     ]
     script = Script.model_validate(
         {"replies": {"classify": ["chat"], "chat": [think + answer]}, "delay_s": tick}
@@ -102,6 +104,8 @@ async def flood(seconds: float, rate: int) -> None:
         prompt = app.query_one("#prompt", PromptInput)
         prompt.value = "stream please"
         await pilot.press("enter")
+        while not app.orchestrator.busy:  # the turn starts once mentions are read
+            await asyncio.sleep(0.01)
         before = rss_mb()
         started = time.perf_counter()
         keys = "abcdefghij"

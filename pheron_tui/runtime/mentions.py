@@ -12,10 +12,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from pheron_tui.tools.files import PathRefused, display_path, read_bytes, resolve_path
+
+if TYPE_CHECKING:  # imported when the picker lists files, not before the first frame
+    import pathspec
 
 ATTACH_CHARS = 20_000
 """Each attached file is cut to this many characters (the message says so)."""
@@ -53,6 +55,8 @@ def workspace_files(workspace: Path, limit: int = MAX_LISTED) -> list[str]:
 def _ignores(
     folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]
 ) -> list[tuple[Path, pathspec.PathSpec]]:
+    import pathspec
+
     try:
         lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
