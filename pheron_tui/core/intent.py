@@ -81,6 +81,67 @@ def names_a_workspace_entry(text: str, workspace: Path) -> bool:
     return False
 
 
+_IDENTIFIER = re.compile(r"`([^`\s]{2,80})`|\b([A-Za-z_]\w*)(\()?")
+READ_LIMIT = 4_000_000
+"""Bytes of workspace text read, at most, to find an identifier the message names."""
+FILE_LIMIT = 256_000
+_DEFINED = rb"(?:def|class|function|fn|func|const|let|var|struct|enum|interface|type)\s+%s\b"
+
+
+def code_like_words(text: str) -> tuple[set[str], set[str]]:
+    """Words of the message that look like code rather than English: those with an underscore
+    (``MAX_ITEMS``, ``parse_args``), which count where they occur; and those called
+    (``average()``) or in backticks, which count only where they are defined (``print()`` is
+    everybody's)."""
+    occurring: set[str] = set()
+    defined: set[str] = set()
+    for quoted, word, called in _IDENTIFIER.findall(text):
+        name = (quoted or word).strip("()")
+        if not name:
+            continue
+        if "_" in name.strip("_") and len(name) >= 3:
+            occurring.add(name)
+        elif quoted or called:
+            defined.add(name)
+    return occurring, defined
+
+
+def names_code_in_workspace(text: str, workspace: Path) -> bool:
+    """Whether code the message names is in the workspace's text files (``Which file
+    defines MAX_ITEMS?`` is about this project, not general knowledge)."""
+    occurring, defined = code_like_words(text)
+    if not occurring and not defined:
+        return False
+    needles = [w.encode() for w in occurring]
+    definitions = [re.compile(_DEFINED % re.escape(w.encode())) for w in defined]
+    seen = read = 0
+    for folder, dirs, files in os.walk(workspace):
+        dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".")]
+        for name in files:
+            seen += 1
+            path = Path(folder, name)
+            try:
+                if path.is_symlink() or not path.is_file() or path.stat().st_size > FILE_LIMIT:
+                    continue
+                data = path.read_bytes()
+            except OSError:
+                continue
+            read += len(data)
+            if b"\x00" not in data[:1024] and (
+                any(needle in data for needle in needles)
+                or any(definition.search(data) for definition in definitions)
+            ):
+                return True
+            if seen >= WALK_LIMIT or read >= READ_LIMIT:
+                return False
+    return False
+
+
+def names_workspace_things(text: str, workspace: Path) -> bool:
+    """A file or folder of the workspace, or code that occurs in it."""
+    return names_a_workspace_entry(text, workspace) or names_code_in_workspace(text, workspace)
+
+
 def parse_intent(reply: str) -> Intent | None:
     """The first of the two labels the reply says, or None."""
     match = re.search(r"\b(chat|task)\b", reply, re.IGNORECASE)
@@ -125,9 +186,10 @@ async def classify(
     workspace: Path | None = None,
 ) -> Classification:
     """Chat or task for the message on its own (the conversation does not sway it). A message
-    that names a file or folder of the workspace is a task whatever the model thinks: small
-    models take "What does calc.py do?" for a general question."""
-    if workspace is not None and await asyncio.to_thread(names_a_workspace_entry, text, workspace):
+    that names a file or folder of the workspace, or code found in it, is a task whatever the
+    model thinks: small models take "What does calc.py do?" or "Which file defines
+    MAX_ITEMS?" for general questions."""
+    if workspace is not None and await asyncio.to_thread(names_workspace_things, text, workspace):
         return Classification(intent="task", method="workspace")
     request = classify_request(text)
     if isinstance(provider, ChoiceScorer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pheron_tui.core.intent import names_a_workspace_entry
+from pheron_tui.core.intent import names_a_workspace_entry, names_code_in_workspace
 from pheron_tui.core.parsing import parse_reply
 from pheron_tui.core.streaming import repeating_tail
 
@@ -76,6 +76,19 @@ def test_only_real_entries_with_file_like_names_count(workspace: Path) -> None:
     assert not names_a_workspace_entry("what is a unit test", workspace)  # a folder named test
     assert not names_a_workspace_entry("what does other.py do?", workspace)  # not here
     assert not names_a_workspace_entry("what is in ../secret.txt", workspace)  # outside
+
+
+def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: Path) -> None:
+    (workspace / "config.py").write_text("MAX_ITEMS = 50\n")
+    (workspace / "stats.py").write_text("def average(xs):\n    return sum(xs) / len(xs)\n")
+    (workspace / "blob.bin").write_bytes(b"\x00 never_read_here")
+    assert names_code_in_workspace("Which file defines MAX_ITEMS?", workspace)
+    assert names_code_in_workspace("why does average() divide?", workspace)
+    assert names_code_in_workspace("what does `average` return?", workspace)
+    assert not names_code_in_workspace("what is an average?", workspace)  # English, not code
+    assert not names_code_in_workspace("what does snake_case mean?", workspace)  # not in it
+    assert not names_code_in_workspace("is never_read_here set?", workspace)  # binary skipped
+    assert not names_code_in_workspace("how do I use print() in Python?", workspace)
 
 
 async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:
