@@ -24,6 +24,13 @@ class FileChange:
     before: str | None
     """The file's text now; None when the file does not exist yet."""
     after: str
+    target: str = ""
+    """Where to write, relative to the workspace and never shortened (``path`` is for
+    people); empty when it is ``path``."""
+
+    @property
+    def write_path(self) -> str:
+        return self.target or self.path
 
     @property
     def diff(self) -> str:

@@ -76,6 +76,10 @@ ECHO_MESSAGE = (
     "That repeats the request; it is not an answer. Do what it asks with the tools, then "
     "say what you did or found."
 )
+RETRY_MESSAGE = (
+    "Your last tool call failed; its result above says why. Do not ask the user yet: correct "
+    "the call and try again."
+)
 PARROT_MESSAGE = (
     "That repeats the request instead of asking something new. Do not ask: use the tools to "
     "find out, then answer."
@@ -155,6 +159,10 @@ class _TaskState:
     """The model said nothing or asked the request back: the next step must call a tool."""
     echoed: bool = False
     """The model once gave the request itself as its answer (told to act; not twice)."""
+    last_failed: bool = False
+    """The latest call failed (not denied): its result says what to correct."""
+    retried: bool = False
+    """The model, asking the user right after a failed call, was once told to retry."""
 
 
 class Orchestrator:
@@ -398,6 +406,13 @@ class Orchestrator:
                 # Small models "ask" the user's own request back. That is no question: tell
                 # the model to look, and go on.
                 self._send_back(state, reply, PARROT_MESSAGE)
+                continue
+            if parsed.kind == "clarify" and state.last_failed and not state.retried:
+                # Small models give up after one failed call and ask the user, even when the
+                # result names the fix ("files with that name here: config.py"): once per
+                # task, they are told to correct the call instead.
+                state.retried = True
+                self._send_back(state, reply, RETRY_MESSAGE)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -649,6 +664,7 @@ class Orchestrator:
     def _note_outcome(state: _TaskState, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,
         instead of letting it loop."""
+        state.last_failed = status == "failed"
         if status == "denied":
             state.denial_streak += 1
             if state.denial_streak >= DENIAL_LIMIT:

@@ -80,7 +80,16 @@ async def _load(
     try:
         data, size = await asyncio.to_thread(read_bytes, ctx.workspace, path, limit)
     except FileNotFoundError:
-        return None if missing_ok else ToolResult(ok=False, observation=f"{shown} does not exist")
+        if missing_ok:
+            return None
+        inside = _inside_own_name(ctx, raw)
+        if inside is not None:
+            # "project/config.py" in a workspace called project: the model named the
+            # workspace itself as a folder in it. The file it meant is there.
+            return await _load(ctx, inside, limit)
+        found = await asyncio.to_thread(_same_name, ctx, path.name)
+        hint = f"; files with that name here: {', '.join(found)}" if found else ""
+        return ToolResult(ok=False, observation=f"{shown} does not exist{hint}")
     except PathRefused as exc:
         return ToolResult(ok=False, observation=f"{shown}: {exc}")
     except OSError as exc:
@@ -88,6 +97,48 @@ async def _load(
     if _looks_binary(data):
         return ToolResult(ok=False, observation=f"{shown} is a binary file")
     return path, shown, data, size
+
+
+def _relative(ctx: ToolContext, path: Path) -> str:
+    """A resolved workspace path as a relative one, whole (to write to, not to show)."""
+    return path.relative_to(ctx.workspace.resolve()).as_posix()
+
+
+def _inside_own_name(ctx: ToolContext, raw: str) -> str | None:
+    """``raw`` without a first folder named like the workspace itself, when that folder is
+    not in the workspace and the rest is an existing file there; else None."""
+    first, _, rest = raw.removeprefix("./").partition("/")
+    root = ctx.workspace.resolve()
+    if not rest or first != root.name or (root / first).exists():
+        return None
+    try:
+        return rest if resolve_path(ctx.workspace, rest, ctx.protected).is_file() else None
+    except PathRefused:
+        return None
+
+
+SAME_NAME_LOOKS = 2000
+"""Entries looked at, at most, for a file with the name of one that does not exist."""
+
+
+def _same_name(ctx: ToolContext, name: str, limit: int = 5) -> list[str]:
+    """Workspace files called ``name`` (a small model guesses ``src/config.py`` for
+    ``config.py``): telling it where the file is saves a step or a wrong answer."""
+    root = ctx.workspace.resolve()
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        if name in files:
+            path = Path(folder) / name
+            if not any(path.is_relative_to(p) for p in ctx.protected):
+                found.append(path.relative_to(root).as_posix())
+                if len(found) >= limit:
+                    break
+        seen += len(dirs) + len(files)
+        if seen >= SAME_NAME_LOOKS:
+            break
+    return found
 
 
 class _PathTool(Tool):
@@ -335,6 +386,7 @@ class WriteFile(_PathTool):
         except PathRefused as exc:
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
+        target = _relative(ctx, path)
         # A small model asked to add a function "writes" the file with just that function:
         # what was there must not be lost by default. Creating needs only to know the file
         # is there; appending (and showing what an overwrite replaces) needs all of it.
@@ -342,10 +394,10 @@ class WriteFile(_PathTool):
         existing = await _load(ctx, args.path, limit, missing_ok=True)
         if isinstance(existing, ToolResult):
             if args.mode == "overwrite" and "binary" in existing.observation:
-                return FileChange(shown, None, args.content)  # replaced whole, not shown
+                return FileChange(shown, None, args.content, target)  # replaced whole, not shown
             return existing  # a folder, unreadable: not appended to or replaced
         if existing is None:
-            return FileChange(shown, None, args.content)
+            return FileChange(shown, None, args.content, target)
         _path, _shown, old, size = existing
         if args.mode == "create":
             return ToolResult(
@@ -357,18 +409,18 @@ class WriteFile(_PathTool):
             )
         if size > _MAX_EDIT_BYTES:
             if args.mode == "overwrite":
-                return FileChange(shown, None, args.content)
+                return FileChange(shown, None, args.content, target)
             return ToolResult(ok=False, observation=f"{shown} is too big to append to")
         try:
             text = old.decode("utf-8")
         except UnicodeDecodeError:
             if args.mode == "overwrite":
-                return FileChange(shown, None, args.content)  # replaced whole, not shown
+                return FileChange(shown, None, args.content, target)  # replaced whole, not shown
             return ToolResult(ok=False, observation=f"{shown} is not UTF-8 text; it is unchanged")
         if args.mode == "overwrite":
-            return FileChange(shown, text, args.content)
+            return FileChange(shown, text, args.content, target)
         gap = "" if not text or text.endswith("\n") else "\n"
-        return FileChange(shown, text, text + gap + args.content)
+        return FileChange(shown, text, text + gap + args.content, target)
 
     async def preview(self, args: Args, ctx: ToolContext) -> FileChange | None:
         plan = await self._plan(args, ctx)
@@ -385,7 +437,7 @@ class WriteFile(_PathTool):
         if isinstance(plan, ToolResult):
             return plan
         data = plan.after.encode("utf-8", errors="surrogatepass")
-        if failure := await _write(ctx, args.path, plan.path, data):
+        if failure := await _write(ctx, plan.write_path, plan.path, data):
             return failure
         if args.mode == "append":
             added = len(args.content.encode("utf-8", errors="surrogatepass"))
@@ -396,7 +448,7 @@ class WriteFile(_PathTool):
 
 async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> ToolResult:
     """Write what a person took of ``change``, provided the file is still as it was shown."""
-    now = await _load(ctx, change.path, _MAX_EDIT_BYTES + 1, missing_ok=True)
+    now = await _load(ctx, change.write_path, _MAX_EDIT_BYTES + 1, missing_ok=True)
     if isinstance(now, ToolResult):
         return now
     current = None if now is None else now[2].decode("utf-8", errors="replace")
@@ -406,7 +458,7 @@ async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> To
             observation=f"{change.path} changed after it was reviewed; nothing was written",
         )
     data = text.encode("utf-8", errors="surrogatepass")
-    failure = await _write(ctx, change.path, change.path, data)
+    failure = await _write(ctx, change.write_path, change.path, data)
     return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {change.path}")
 
 
@@ -446,7 +498,8 @@ class EditFile(_PathTool):
         loaded = await _load(ctx, args.path, _MAX_EDIT_BYTES + 1)
         if isinstance(loaded, ToolResult):
             return loaded
-        _path, shown, data, size = loaded
+        path, shown, data, size = loaded
+        target = _relative(ctx, path)
         if size != len(data):
             return ToolResult(
                 ok=False,
@@ -467,7 +520,7 @@ class EditFile(_PathTool):
             return ToolResult(
                 ok=False, observation=f"`old` {why} in {shown}; it must occur exactly once"
             )
-        return FileChange(shown, text, text.replace(args.old, args.new))
+        return FileChange(shown, text, text.replace(args.old, args.new), target)
 
     async def preview(self, args: Args, ctx: ToolContext) -> FileChange | None:
         plan = await self._plan(args, ctx)
@@ -484,7 +537,7 @@ class EditFile(_PathTool):
         if isinstance(plan, ToolResult):
             return plan
         new_data = plan.after.encode("utf-8", errors="surrogatepass")
-        failure = await _write(ctx, args.path, plan.path, new_data)
+        failure = await _write(ctx, plan.write_path, plan.path, new_data)
         return failure or ToolResult(ok=True, observation=f"edited {plan.path}")
 
 

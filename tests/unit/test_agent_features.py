@@ -240,3 +240,29 @@ async def test_a_huge_diff_is_shown_cut_and_decided_whole(make_agent, workspace)
     assert len(proposed.diff) < 61_000 and "more lines of the diff not shown" in proposed.diff
     assert proposed.hunks == 0
     assert (workspace / "big.txt").read_text() == big
+
+
+async def test_a_long_path_is_written_whole_not_as_shown(make_agent, workspace) -> None:
+    deep = "/".join(["a_rather_long_folder_name"] * 12) + "/f.txt"  # longer than shown paths
+    (workspace / deep).parent.mkdir(parents=True)
+    before = "".join(f"line {i}\n" for i in range(30))
+    (workspace / deep).write_text(before)
+    after = before.replace("line 1\n", "one\n").replace("line 25\n", "twenty-five\n")
+    agent = make_agent(
+        policy="ask",
+        classify=["task"],
+        plan=[call("edit_file", path=deep, old=before, new=after), "done"],
+        critic=["PASS: ok"],
+    )
+    turn = asyncio.create_task(agent.orchestrator.submit("edit it"))
+    while not agent.orchestrator.gate.pending:
+        await asyncio.sleep(0.01)
+    [proposed] = agent.of("ToolCallProposed")
+    agent.orchestrator.decide(proposed.call_id, "approve", [0])
+    await turn
+    assert (workspace / deep).read_text() == before.replace("line 1\n", "one\n")
+    assert sorted(p.name for p in workspace.iterdir()) == [
+        "a_rather_long_folder_name",
+        "main.py",
+        "notes.md",
+    ]

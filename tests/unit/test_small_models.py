@@ -113,3 +113,40 @@ async def test_a_real_question_still_ends_the_turn(make_agent) -> None:
     )
     result = await agent.orchestrator.submit("fix the config")
     assert result.status == "finished" and agent.of("ClarifyRequested")
+
+
+async def test_a_question_right_after_a_failed_call_is_sent_back_once(make_agent) -> None:
+    read = '<tool_call>{"name": "read_file", "arguments": {"path": "%s"}}</tool_call>'
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            read % "src/main.py",
+            'CLARIFY("Where is main.py?")',
+            read % "main.py",
+            "It prints hello.",
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("what does main.py print?")
+    assert result.answer == "It prints hello."
+    last_messages = [r.messages[-1].content for r in agent.provider.requests]
+    assert any("files with that name here: main.py" in m for m in last_messages)
+    assert sum("Do not ask the user yet" in m for m in last_messages) == 1
+    assert not agent.of("ClarifyRequested")
+
+
+async def test_a_second_question_after_failures_reaches_the_user(make_agent) -> None:
+    read = '<tool_call>{"name": "read_file", "arguments": {"path": "%s"}}</tool_call>'
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            read % "a.py",
+            'CLARIFY("Which file?")',
+            read % "b.py",
+            'CLARIFY("Which file, then?")',
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("read the file")
+    assert result.answer == "Which file, then?"
+    assert agent.of("ClarifyRequested")

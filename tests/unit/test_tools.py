@@ -239,3 +239,39 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert replaced.ok and (workspace / "utils.py").read_text() == "x = 1\n"
     fresh = await call(workspace, "write_file", path="new.md", content="hi", mode="append")
     assert fresh.ok and (workspace / "new.md").read_text() == "hi"
+
+
+async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> None:
+    from pheron_tui.core.tools import ToolContext
+    from pheron_tui.tools.builtin import ReadFile
+
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "config.py").write_text("MAX_ITEMS = 50\n")
+    tool = ReadFile()
+    result = await tool.run(tool.Args(path="project/config.py"), ToolContext(workspace=workspace))
+    assert not result.ok
+    assert result.observation == (
+        "project/config.py does not exist; files with that name here: pkg/config.py"
+    )
+    nothing = await tool.run(tool.Args(path="nowhere.py"), ToolContext(workspace=workspace))
+    assert nothing.observation == "nowhere.py does not exist"
+
+
+async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) -> None:
+    from pheron_tui.core.tools import ToolContext
+    from pheron_tui.tools.builtin import EditFile, ReadFile
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "config.py").write_text("MAX_ITEMS = 50\n")
+    ctx = ToolContext(workspace=workspace)
+    read = await ReadFile().run(ReadFile.Args(path="project/config.py"), ctx)
+    assert read.ok and "MAX_ITEMS = 50" in read.observation
+    edit = EditFile()
+    edited = await edit.run(edit.Args(path="project/config.py", old="50", new="60"), ctx)
+    assert edited.ok and (workspace / "config.py").read_text() == "MAX_ITEMS = 60\n"
+    (workspace / "project").mkdir()  # now a real folder of that name: no guessing
+    missing = await ReadFile().run(ReadFile.Args(path="project/config.py"), ctx)
+    assert not missing.ok
+    outside = await ReadFile().run(ReadFile.Args(path="project/../../x"), ctx)
+    assert not outside.ok
