@@ -6,6 +6,7 @@ import asyncio
 import os
 import threading
 import time
+from abc import abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
@@ -358,7 +359,26 @@ def _git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:
     return RiskAssessment(tool.risk)
 
 
-class WriteFile(_PathTool):
+class _TextFileTool(_PathTool):
+    """A tool that changes one text file (``path``): its change is planned first, so the card
+    shows a diff and a person may take only some hunks."""
+
+    @abstractmethod
+    async def _plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
+        """The file's text before and after, or why the call cannot go ahead."""
+
+    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | None:
+        plan = await self._plan(args, ctx)
+        return plan if isinstance(plan, FileChange) else None
+
+    def touches(self, args: Any) -> list[str]:
+        return [args.path]
+
+    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
+        return await _write_reviewed(ctx, change, text)
+
+
+class WriteFile(_TextFileTool):
     name = "write_file"
     description = (
         "Create a text file in the workspace. To add text to the end of an existing file, "
@@ -380,7 +400,6 @@ class WriteFile(_PathTool):
         return _git_risk(self, args.path, ctx)
 
     async def _plan(self, args: Args, ctx: ToolContext) -> FileChange | ToolResult:
-        """The file's text before and after, or why the call cannot go ahead."""
         try:
             path = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
@@ -421,16 +440,6 @@ class WriteFile(_PathTool):
             return FileChange(shown, text, args.content, target)
         gap = "" if not text or text.endswith("\n") else "\n"
         return FileChange(shown, text, text + gap + args.content, target)
-
-    async def preview(self, args: Args, ctx: ToolContext) -> FileChange | None:
-        plan = await self._plan(args, ctx)
-        return plan if isinstance(plan, FileChange) else None
-
-    def touches(self, args: Args) -> list[str]:
-        return [args.path]
-
-    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
-        return await _write_reviewed(ctx, change, text)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         plan = await self._plan(args, ctx)
@@ -476,7 +485,7 @@ async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolRes
     return None
 
 
-class EditFile(_PathTool):
+class EditFile(_TextFileTool):
     name = "edit_file"
     description = "Replace one exact occurrence of `old` with `new` in a text file."
     risk = "write"
@@ -521,16 +530,6 @@ class EditFile(_PathTool):
                 ok=False, observation=f"`old` {why} in {shown}; it must occur exactly once"
             )
         return FileChange(shown, text, text.replace(args.old, args.new), target)
-
-    async def preview(self, args: Args, ctx: ToolContext) -> FileChange | None:
-        plan = await self._plan(args, ctx)
-        return plan if isinstance(plan, FileChange) else None
-
-    def touches(self, args: Args) -> list[str]:
-        return [args.path]
-
-    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
-        return await _write_reviewed(ctx, change, text)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         plan = await self._plan(args, ctx)
