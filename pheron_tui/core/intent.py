@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pheron_tui.core.limits import SKIPPED_FOLDERS
 from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
@@ -39,7 +40,6 @@ def rule_intent(text: str) -> Intent:
     return "task" if _TASK_WORDS.search(text) else "chat"
 
 
-_SKIP = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
 WALK_LIMIT = 2000
 """Entries looked at, at most, to find a file the message names below the workspace root."""
@@ -72,7 +72,7 @@ def names_a_workspace_entry(text: str, workspace: Path) -> bool:
     names = {w.rsplit("/", 1)[-1] for w in words}
     seen = 0
     for _folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".")]
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")]
         if names.intersection(dirs) or names.intersection(files):
             return True
         seen += len(dirs) + len(files)
@@ -116,7 +116,7 @@ def names_code_in_workspace(text: str, workspace: Path) -> bool:
     definitions = [re.compile(_DEFINED % re.escape(w.encode())) for w in defined]
     seen = read = 0
     for folder, dirs, files in os.walk(workspace):
-        dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".")]
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")]
         for name in files:
             seen += 1
             path = Path(folder, name)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pheron_tui.core.limits import SKIPPED_FOLDERS
 from pheron_tui.tools.files import PathRefused, display_path, read_bytes, resolve_path
 
 if TYPE_CHECKING:  # imported when the picker lists files, not before the first frame
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # imported when the picker lists files, not before the first 
 ATTACH_CHARS = 20_000
 """Each attached file is cut to this many characters (the message says so)."""
 MAX_LISTED = 20_000
-_ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__"}
 MENTION = re.compile(r"(?<!\S)@(\S+)")
 
 
@@ -38,7 +38,7 @@ def workspace_files(workspace: Path, limit: int = MAX_LISTED) -> list[str]:
         kept_dirs = []
         for name in sorted(dirs):
             path = here / name
-            if name in _ALWAYS_SKIPPED or _ignored(path, rules, folder=True):
+            if name in SKIPPED_FOLDERS or _ignored(path, rules, folder=True):
                 continue
             kept_dirs.append(name)
             specs[path] = _ignores(path, rules)

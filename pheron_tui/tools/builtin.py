@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import regex
 
 from pheron_tui.core.diffs import FileChange
+from pheron_tui.core.limits import SKIPPED_FOLDERS
 from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolRegistry, ToolResult
 from pheron_tui.tools.files import (
     PathRefused,
@@ -31,7 +32,6 @@ from pheron_tui.tools.files import (
 from pheron_tui.tools.sandbox import run_shell
 from pheron_tui.tools.shell_risk import assess_shell
 
-_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
 # read_file shows at most this much of a file; edit_file refuses larger files rather than
 # writing back less than it read.
 _MAX_READ_BYTES = 2_000_000
@@ -129,7 +129,7 @@ def _same_name(ctx: ToolContext, name: str, limit: int = 5) -> list[str]:
     found: list[str] = []
     seen = 0
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
         if name in files:
             path = Path(folder) / name
             if not any(path.is_relative_to(p) for p in ctx.protected):
@@ -310,7 +310,7 @@ class _Search:
         files = [root] if root.is_file() else []
         if root.is_dir():
             for folder, dirs, names in os.walk(root, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+                dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
                 files.extend(Path(folder) / n for n in sorted(names))
         return files
 
