@@ -90,6 +90,14 @@ class TurnRecords:
             else:
                 record.history_start += shift
 
+    def start_of_last(self, keep_turns: int) -> int:
+        """Where the last ``keep_turns`` turns start in the history; 0 when nothing is older
+        (what a compaction may summarise ends there)."""
+        starts = [r.history_start for r in self.turns if r.history_start is not None]
+        if len(starts) <= keep_turns:
+            return 0
+        return starts[-keep_turns] if keep_turns > 0 else self._history
+
     def since(self, turn_id: int) -> list[TurnRecord]:
         return [r for r in self.turns if r.turn_id >= turn_id]
 

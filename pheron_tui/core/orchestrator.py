@@ -502,7 +502,7 @@ class Orchestrator:
         window = self.provider.context_window
         if window is None or not needs_compaction(request, window):
             return request
-        if self._older_turns(keep_turns=1):
+        if self.turns.start_of_last(1):
             await self._compact(turn_id, keep_turns=1)
             request = build()
         if request_tokens(request) > window:
@@ -514,17 +514,8 @@ class Orchestrator:
             )
         return request
 
-    def _older_turns(self, keep_turns: int) -> int:
-        """Where the last ``keep_turns`` turns start in the history (0: nothing older)."""
-        starts = [r.history_start for r in self.turns.turns if r.history_start is not None]
-        if keep_turns <= 0:
-            return len(self.history)
-        if len(starts) <= keep_turns:
-            return 0
-        return starts[-keep_turns]
-
     async def _compact(self, turn_id: int, keep_turns: int) -> str:
-        cut = self._older_turns(keep_turns)
+        cut = self.turns.start_of_last(keep_turns)
         if cut <= 0:
             raise RewindError("there is nothing older than the last turn to compact")
         old = self.history[:cut]

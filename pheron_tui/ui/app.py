@@ -486,14 +486,10 @@ class PheronApp(CommandActions):
             case ev.AnswerDelta(text=text):
                 status.state = "answering"
                 await chat.add_answer_text(text)
-            case ev.ToolCallProposed(
-                call_id=call_id, tool=tool, arguments=arguments, risk=risk, risk_reasons=reasons
-            ):
+            case ev.ToolCallProposed(call_id=call_id, hunks=hunks):
                 await chat.end_answer()
-                await tools.add_card(
-                    call_id, tool, arguments, risk, reasons, event.diff, event.hunks
-                )
-                if event.hunks:
+                await tools.add_card(event)
+                if hunks:
                     self._proposed[call_id] = event
             case ev.ToolCallAwaitingDecision(call_id=call_id, choices=choices, always=always):
                 card = tools.cards.get(call_id)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.ui.screens.context import ContextScreen
 from pheron_tui.ui.screens.file_picker import FilePicker
 from pheron_tui.ui.screens.help import HelpScreen
@@ -32,6 +31,14 @@ def call(name: str, **arguments) -> str:
 
 def notes(app) -> str:
     return "\n".join(str(n.render()) for n in app.query(Note))
+
+
+def record_writes(app) -> list[str]:
+    """What the app writes to the terminal from now on (bell, OSC sequences, frames)."""
+    written: list[str] = []
+    real_write = app._driver.write
+    app._driver.write = lambda data: (written.append(data), real_write(data))[1]
+    return written
 
 
 def waiting(app) -> bool:
@@ -362,9 +369,7 @@ async def test_a_waiting_call_rings_and_notifies_the_desktop(workspace: Path) ->
         workspace, classify=["task"], plan=[call("list_dir", path="."), "ok"], critic=["PASS: ok"]
     )
     async with app.run_test(size=SIZE) as pilot:
-        written: list[str] = []
-        real_write = app._driver.write
-        app._driver.write = lambda data: (written.append(data), real_write(data))[1]
+        written = record_writes(app)
         await send(pilot, "list")
         await wait_for(pilot, lambda: waiting(app))
         sent = "".join(written)
@@ -379,9 +384,7 @@ async def test_notifications_can_be_turned_off(workspace: Path) -> None:
     )
     app.runtime.settings = app.runtime.settings.model_copy(update={"notify": False})
     async with app.run_test(size=SIZE) as pilot:
-        written: list[str] = []
-        real_write = app._driver.write
-        app._driver.write = lambda data: (written.append(data), real_write(data))[1]
+        written = record_writes(app)
         await send(pilot, "list")
         await wait_for(pilot, lambda: waiting(app))
         assert "\x1b]9;" not in "".join(written) and "\x1b]2;" not in "".join(written)
@@ -391,7 +394,6 @@ async def test_a_model_cannot_break_out_of_a_notification(workspace: Path) -> No
     from pheron_tui.ui.attention import _clean
 
     assert _clean("evil\x07\x1b]0;owned\x07;x") == "evil  ]0 owned  x"
-    _ = Script, ScriptedProvider  # imported for the helpers' types
 
 
 async def test_compact_summarises_older_turns_and_says_so(workspace: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -11,6 +10,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from pheron_tui.core import events as ev
 from pheron_tui.core.safety import printable
 from pheron_tui.ui.widgets.diff_view import diff_content
 
@@ -43,26 +43,19 @@ class ToolCard(Vertical, can_focus=True):
     armed: reactive[bool] = reactive(False, init=False)
     """Whether decision keys count yet: a card ignores them for its first moment on screen."""
 
-    def __init__(
-        self,
-        call_id: str,
-        tool: str,
-        arguments: dict,
-        risk: str,
-        reasons: Sequence[str] = (),
-        diff: str = "",
-        hunks: int = 0,
-    ) -> None:
-        super().__init__(classes=f"tool-card -risk-{risk} -proposed")
-        self.diff = diff
-        self.hunks = hunks
+    def __init__(self, proposed: ev.ToolCallProposed) -> None:
+        super().__init__(classes=f"tool-card -risk-{proposed.risk} -proposed")
+        self.diff = proposed.diff
+        self.hunks = proposed.hunks
         """How many hunks a person may take or leave one by one (0: the whole call only)."""
-        if diff:
+        arguments = proposed.arguments
+        if self.diff:
             # The diff shows the text; the arguments keep only what it does not (path, mode).
             arguments = {k: v for k, v in arguments.items() if k not in DIFF_SHOWS}
-        self.call_id = call_id
-        self.tool = tool
-        self.risk = risk
+        reasons = proposed.risk_reasons
+        self.call_id = proposed.call_id
+        self.tool = proposed.tool
+        self.risk = proposed.risk
         self.duration_ms: float | None = None
         self.by = ""
         self._output = ""
@@ -167,18 +160,9 @@ class ToolLog(VerticalScroll):
         self.cards.clear()
         await self.remove_children()
 
-    async def add_card(
-        self,
-        call_id: str,
-        tool: str,
-        arguments: dict,
-        risk: str,
-        reasons: Sequence[str] = (),
-        diff: str = "",
-        hunks: int = 0,
-    ) -> ToolCard:
-        card = ToolCard(call_id, tool, arguments, risk, list(reasons), diff, hunks)
-        self.cards[call_id] = card
+    async def add_card(self, proposed: ev.ToolCallProposed) -> ToolCard:
+        card = ToolCard(proposed)
+        self.cards[proposed.call_id] = card
         await self.mount(card)
         self.show(card)
         return card
