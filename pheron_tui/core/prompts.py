@@ -7,9 +7,11 @@ be while still stating the output format.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pheron_tui.core.messages import ToolSpec
 
@@ -77,22 +79,68 @@ def native_planning_system(workspace: Path) -> str:
     )
 
 
-def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[str, str]) -> str:
+MAX_PARAMETER_TEXT = 300
+"""How much of one parameter's description the legacy prompt shows: enough for the formats and
+units tool authors put there, not a whole manual per argument."""
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind if k != "null") or "any"
+    if kind is None:
+        options = [s for s in schema.get("anyOf", []) if isinstance(s, dict)]
+        kinds = [str(s.get("type")) for s in options if s.get("type") not in (None, "null")]
+        return " or ".join(kinds) or "any"
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return f"array of {_kind(schema['items'])}"
+    return str(kind)
+
+
+def _parameter_lines(schema: Any, indent: str, depth: int = 0) -> list[str]:
+    """One line per parameter: name, type, whether required, allowed values, default and the
+    description, nested objects indented below. A small model fills in what it is shown; given
+    only names and types it invents formats, units and keys the tool's author had spelled
+    out."""
+    if not isinstance(schema, dict) or depth > 3:
+        return []
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        items = schema.get("items")
+        return _parameter_lines(items, indent, depth) if isinstance(items, dict) else []
+    required = schema.get("required") or []
     lines = []
+    for name, prop in properties.items():
+        if not isinstance(prop, dict):
+            continue
+        facts = [_kind(prop), "required" if name in required else "optional"]
+        if isinstance(prop.get("enum"), list):
+            facts.append("one of " + ", ".join(json.dumps(v) for v in prop["enum"][:20]))
+        if "default" in prop and prop["default"] is not None:
+            facts.append(f"default {json.dumps(prop['default'])}")
+        text = " ".join(str(prop.get("description") or "").split())
+        if len(text) > MAX_PARAMETER_TEXT:
+            text = text[: MAX_PARAMETER_TEXT - 1] + "…"
+        lines.append(f"{indent}{name} ({', '.join(facts)})" + (f": {text}" if text else ""))
+        lines.extend(_parameter_lines(prop, indent + "  ", depth + 1))
+    return lines
+
+
+def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[str, str]) -> str:
+    blocks = []
     for spec in tools:
         fn = spec.function
-        params = ", ".join(
-            f"{name}{'' if name in fn.parameters.get('required', []) else '?'}: "
-            f"{schema.get('type', 'any')}"
-            for name, schema in fn.parameters.get("properties", {}).items()
-        )
-        lines.append(f"- {fn.name} [{ubids[fn.name]}]({params}): {fn.description}")
-    tool_list = "\n".join(lines)
+        lines = [f"- {fn.name} [{ubids[fn.name]}]: {fn.description}".rstrip()]
+        lines.extend(_parameter_lines(fn.parameters, "    "))
+        blocks.append("\n".join(lines))
+    tool_list = "\n".join(blocks)
     return (
         f"You are an agent working in the folder {workspace}. You can use these tools:\n"
         f"{tool_list}\n\n"
         "To use a tool, reply with exactly one line, for example:\n"
         'CALL(list_dir) WITH {"path": "."}\n'
+        "Give every required argument, in the format its description asks for, and an "
+        "optional one only when the request gives its value. "
         'Paths are relative to that folder; "." is the folder itself. '
         "Then wait for the result. To answer a question about a file, read it first; change "
         "files only when the request asks for a change. When you have what the request "

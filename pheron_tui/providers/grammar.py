@@ -52,6 +52,10 @@ def _bounded(schema: Any) -> Any:
         out["maxLength"] = DEFAULT_MAX_STRING
     if "array" in kinds and "maxItems" not in out:
         out["maxItems"] = DEFAULT_MAX_ITEMS
+    if isinstance(out.get("properties"), dict) and "additionalProperties" not in out:
+        # An object that lists its keys takes those keys: a weak model otherwise invents
+        # its own names for them (BFCL live_simple: "wind_strength" for "windStrength").
+        out["additionalProperties"] = False
     return out
 
 
@@ -61,8 +65,7 @@ def _rule_name(prefix: str, name: str) -> str:
 
 
 def _schema(schema: dict[str, Any]) -> str:
-    body = {"type": "object", "properties": {}, **_bounded(schema)}
-    body.setdefault("additionalProperties", False)
+    body = _bounded({"type": "object", "properties": {}, **schema})
     return json.dumps({**body, "x-guidance": _COMPACT})
 
 

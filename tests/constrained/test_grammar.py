@@ -101,6 +101,30 @@ def test_legacy(tokenizers) -> None:
     assert not accepts(tokenizers, grammar, 'read_file) WITH {"paht": "x"}')
 
 
+def test_a_nested_object_takes_only_the_keys_it_lists(tokenizers) -> None:
+    control = ToolSpec(
+        function=FunctionSpec(
+            name="control",
+            description="",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "body": {
+                        "type": "object",
+                        "properties": {"windStrength": {"type": "string", "enum": ["LOW", "HIGH"]}},
+                    },
+                    "extra": {"type": "object"},  # lists no keys: any key goes
+                },
+                "required": ["body"],
+            },
+        )
+    )
+    grammar = body_grammar("legacy", [control])
+    assert accepts(tokenizers, grammar, 'control) WITH {"body": {"windStrength": "HIGH"}}')
+    assert not accepts(tokenizers, grammar, 'control) WITH {"body": {"wind_strength": "HIGH"}}')
+    assert accepts(tokenizers, grammar, 'control) WITH {"body": {}, "extra": {"any": 1}}')
+
+
 def test_formats_are_read_from_the_template() -> None:
     assert detect_format(QWEN3_STYLE_TEMPLATE) == "qwen_json"
     assert detect_format(QWEN35_STYLE_TEMPLATE) == "qwen_xml"

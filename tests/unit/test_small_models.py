@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pheron_tui.core.call_format import LEGACY
 from pheron_tui.core.intent import names_a_workspace_entry, names_code_in_workspace
+from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.core.parsing import parse_reply
 from pheron_tui.core.streaming import repeating_tail
 
@@ -150,3 +152,49 @@ async def test_a_second_question_after_failures_reaches_the_user(make_agent) -> 
     result = await agent.orchestrator.submit("read the file")
     assert result.answer == "Which file, then?"
     assert agent.of("ClarifyRequested")
+
+
+def test_the_legacy_prompt_shows_what_each_argument_takes() -> None:
+    """Given only names and types, a small model invents units, formats and keys (BFCL:
+    "unit": "miles" where the description says km is the default, "wind_strength" for the
+    "windStrength" a nested object lists)."""
+    weather = ToolSpec(
+        function=FunctionSpec(
+            name="set_air",
+            description="Control the air conditioner.",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "location": {
+                        "type": "string",
+                        "description": "In the form 'City, State', such as 'Boston, MA'.",
+                    },
+                    "unit": {
+                        "type": "string",
+                        "enum": ["celsius", "fahrenheit"],
+                        "default": "celsius",
+                    },
+                    "body": {
+                        "type": "object",
+                        "description": "Settings.",
+                        "properties": {"windStrength": {"type": "string", "enum": ["LOW", "HIGH"]}},
+                        "required": ["windStrength"],
+                    },
+                    "notes": {"type": "string", "description": "x" * 2000},
+                },
+                "required": ["location"],
+            },
+        )
+    )
+    prompt = LEGACY.system_prompt(Path("/w"), [weather])
+    lines = prompt.splitlines()
+    assert (
+        "    location (string, required): In the form 'City, State', such as 'Boston, MA'." in lines
+    )
+    assert '    unit (string, optional, one of "celsius", "fahrenheit", default "celsius")' in lines
+    assert (
+        '      windStrength (string, required, one of "LOW", "HIGH")' in lines
+    )  # nested, indented
+    notes = next(line for line in lines if "notes (" in line)
+    assert len(notes) < 400  # a manual-length description is cut
+    assert "only when the request gives its value" in prompt
