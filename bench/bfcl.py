@@ -1,6 +1,7 @@
 """BFCL v4 through pheron-tui's planning path: how good are the tool calls?
 
 Run: python bench/bfcl.py [--provider llamacpp|mlx] [--model bundled] [--constrained on|off]
+                          [--free-start on|off]
                           [--categories simple_python,multiple,irrelevance,live_simple]
                           [--limit N] [--out FILE.jsonl [--resume]]
 
@@ -8,7 +9,8 @@ The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once
 ``pip download --no-deps`` into the user cache (its own dependency set is heavy and not
 needed: only the data files are read). Each case's functions become ToolSpecs; its question
 goes through the planning request the orchestrator builds (native or legacy prompt, the same
-tool_choice rule, the same parser), and the calls are scored with BFCL's AST rules: the right
+tool_choice rule, a forced first call left free where the model all but rules a call out, the
+same parser), and the calls are scored with BFCL's AST rules: the right
 function, every required parameter, no unknown one, each value among the allowed ones (strings
 compared the way BFCL standardises them), ints for integers, ints or floats for floats.
 irrelevance is right when no call is made.
@@ -40,7 +42,11 @@ sys.path.insert(0, str(ROOT))
 import platformdirs  # noqa: E402
 
 from pheron_tui.core.bus import EventBus  # noqa: E402
-from pheron_tui.core.call_format import call_format, planning_request  # noqa: E402
+from pheron_tui.core.call_format import (  # noqa: E402
+    call_format,
+    first_call_needed,
+    planning_request,
+)
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
@@ -136,16 +142,27 @@ def tool_specs(functions: list[dict]) -> list[ToolSpec]:
     ]
 
 
-def request_for(provider: Any, case: dict, specs: list[ToolSpec]) -> CompletionRequest:
-    """The orchestrator's first planning request for this question and these tools."""
+async def request_for(
+    provider: Any, case: dict, specs: list[ToolSpec], free_start: bool = True
+) -> CompletionRequest:
+    """The orchestrator's first planning request for this question and these tools, a forced
+    call left free where the model all but rules a call out (as for a request that names
+    nothing in the workspace)."""
     turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
-    return planning_request(
+    request = planning_request(
         call_format(provider),
         Path(".").resolve(),
         specs,
         turns,
         max_tokens=AgentSettings.plan_max_tokens,
     )
+    if (
+        free_start
+        and request.tool_choice == "required"
+        and not await first_call_needed(provider, request)
+    ):
+        request = request.model_copy(update={"tool_choice": "auto"})
+    return request
 
 
 def standardize(text: str) -> str:
@@ -247,7 +264,7 @@ async def run(args: argparse.Namespace) -> None:
     scope = "every case" if args.limit is None else f"first {args.limit} cases per category"
     print(
         f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
-        f" · {scope}"
+        f" · free start {args.free_start} · {scope}"
     )
     print(f"{'category':<16}{'cases':>6}{'AST acc':>9}{'malformed':>11}{'s/case':>8}")
     for category in args.categories.split(","):
@@ -260,9 +277,8 @@ async def run(args: argparse.Namespace) -> None:
                 continue
             ran += 1
             specs = tool_specs(case["function"])
-            reply = await stream_reply(
-                provider, bus, 0, request_for(provider, case, specs), show_answer=False
-            )
+            request = await request_for(provider, case, specs, args.free_start == "on")
+            reply = await stream_reply(provider, bus, 0, request, show_answer=False)
             schemas = {s.function.name: s.function.parameters for s in specs}
             parsed = parse_reply(reply.answer, schemas)
             calls = []
@@ -300,6 +316,12 @@ if __name__ == "__main__":
     parser.add_argument("--provider", choices=["llamacpp", "mlx"], default="llamacpp")
     parser.add_argument("--model", default="bundled")
     parser.add_argument("--constrained", choices=["on", "off"], default="on")
+    parser.add_argument(
+        "--free-start",
+        choices=["on", "off"],
+        default="on",
+        help="off: every first step is forced to a call, as before the agent scored it",
+    )
     parser.add_argument("--categories", default=",".join(CATEGORIES))
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", type=Path)

@@ -20,7 +20,12 @@ from typing import Any
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
-from pheron_tui.core.call_format import CallFormat, call_format, planning_request
+from pheron_tui.core.call_format import (
+    CallFormat,
+    call_format,
+    first_call_needed,
+    planning_request,
+)
 from pheron_tui.core.checkpoints import Checkpointer, TurnRecords
 from pheron_tui.core.context import (
     ContextPart,
@@ -163,6 +168,8 @@ class _TaskState:
     """The latest call failed (not denied): its result says what to correct."""
     retried: bool = False
     """The model, asking the user right after a failed call, was once told to retry."""
+    about_workspace: bool = False
+    """The request names a file, folder or code of the workspace: looking comes first."""
 
 
 class Orchestrator:
@@ -361,7 +368,8 @@ class Orchestrator:
         )
         if classification.intent == "chat":
             return await self._chat(turn_id)
-        return await self._run_task(turn_id, _TaskState(request=text))
+        state = _TaskState(request=text, about_workspace=classification.method == "workspace")
+        return await self._run_task(turn_id, state)
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:
         """Generate without showing the answer (classifier, critic)."""
@@ -393,7 +401,8 @@ class Orchestrator:
             must_call, state.must_call = state.must_call, False
             await self.registry.refresh()  # tools that came or went (MCP) count from this step
             schemas = self.registry.schemas()
-            reply = await self._plan_step(turn_id, step, answer_now, must_call)
+            free_start = step == 1 and not state.about_workspace
+            reply = await self._plan_step(turn_id, step, answer_now, must_call, free_start)
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
             if answer_now and (parsed.kind == "tool_calls" or not parsed.text):
@@ -450,10 +459,17 @@ class Orchestrator:
         state.must_call = True
 
     async def _plan_step(
-        self, turn_id: int, step: int, answer_now: bool, must_call: bool = False
+        self,
+        turn_id: int,
+        step: int,
+        answer_now: bool,
+        must_call: bool = False,
+        free_start: bool = False,
     ) -> StreamedReply:
         """One planning request; when a server turns out not to take ``tools``, the same step
-        is asked again in the legacy CALL format (the provider has switched)."""
+        is asked again in the legacy CALL format (the provider has switched). ``free_start``:
+        a first step whose call would be forced is left free when the model all but rules a
+        call out (``first_call_needed``)."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
@@ -470,6 +486,12 @@ class Orchestrator:
             )
 
         request = await self._fitted(turn_id, build)
+        if (
+            free_start
+            and request.tool_choice == "required"
+            and not await first_call_needed(self.provider, request)
+        ):
+            request = request.model_copy(update={"tool_choice": "auto"})
         try:
             return await stream_reply(
                 self.provider, self.bus, turn_id, request, step=step, hold_markup=True
@@ -478,7 +500,7 @@ class Orchestrator:
             if call_format(self.provider) == fmt:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
-            return await self._plan_step(turn_id, step, answer_now, must_call)
+            return await self._plan_step(turn_id, step, answer_now, must_call, free_start)
 
     def _specs(self) -> list[ToolSpec]:
         """The tools the model is offered: in plan mode, only those that only read."""

@@ -26,6 +26,11 @@ class ScoringUnavailable(ProviderError):
     """``score_choices`` cannot work here (no logprobs); generate and parse instead."""
 
 
+class OptionsUnlikely(ScoringUnavailable):
+    """None of the options is among the tokens the model would likely start with, so none
+    could be scored: to a caller that only asks "how likely is this one", all are unlikely."""
+
+
 @runtime_checkable
 class Provider(Protocol):
     name: str

@@ -39,7 +39,13 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.core.provider import Progress, ProviderError, ScoringUnavailable, ToolsRejected
+from pheron_tui.core.provider import (
+    OptionsUnlikely,
+    Progress,
+    ProviderError,
+    ScoringUnavailable,
+    ToolsRejected,
+)
 from pheron_tui.providers.server_limits import (
     MAX_CHARS_PER_TOKEN,
     MAX_LINE_BYTES,
@@ -413,7 +419,7 @@ class OpenAIProvider:
             ]
             scores[option] = max(matching, default=float("-inf"))
         if all(score == float("-inf") for score in scores.values()):
-            raise ScoringUnavailable("none of the options is among the likely tokens")
+            raise OptionsUnlikely("none of the options is among the likely tokens")
         return scores
 
 

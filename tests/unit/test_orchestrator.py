@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 from pheron_tui.core.critic import is_clarify_turn, parse_verdict
 from pheron_tui.core.intent import parse_intent, rule_intent
 from pheron_tui.core.tools import ubid
+from pheron_tui.providers.scripted import ScriptedProvider
+
+from ..conftest import Agent
 
 LIST = '<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'
 LIST_SUB = '<tool_call>{"name": "list_dir", "arguments": {"path": "./"}}</tool_call>'
@@ -343,3 +347,38 @@ async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_ag
     assert agent.of("ToolCallStarted")  # it was made to act
     again = await agent.orchestrator.submit(request)  # a model that insists is not looped
     assert again.status == "finished" and again.answer == request
+
+
+class _CallScoring(ScriptedProvider):
+    """A scripted model that can be scored: the chance it would start with a call."""
+
+    call_chance = 0.5
+
+    async def score_choices(self, request, options) -> dict[str, float]:
+        if list(options) == ["CALL("]:
+            return {"CALL(": math.log(self.call_chance)}
+        return {label: (0.0 if label == "task" else -9.0) for label in options}
+
+
+async def _first_plan(workspace, message: str, call_chance: float):
+    provider = _CallScoring.from_replies(
+        native_tools=False,
+        plan=["<final>The capital of France is Paris.</final>"],
+        critic=["PASS: it answers"],
+    )
+    provider.call_chance = call_chance
+    agent = Agent(provider, workspace, "all")
+    await agent.orchestrator.submit(message)
+    return next(r for r in provider.requests if r.purpose == "plan")
+
+
+async def test_a_first_call_is_forced_only_where_the_model_considers_one(workspace) -> None:
+    # Asked something no tool does, a forced model makes up some call anyway (BFCL
+    # irrelevance: 3 of 240 right when every first step was forced).
+    unlikely = await _first_plan(workspace, "What is the capital of France?", call_chance=0.02)
+    assert unlikely.tool_choice == "auto"
+    likely = await _first_plan(workspace, "What is the capital of France?", call_chance=0.6)
+    assert likely.tool_choice == "required"
+    # A request about the workspace's own files is looked up, whatever the model would do.
+    named = await _first_plan(workspace, "What does notes.md say?", call_chance=0.02)
+    assert named.tool_choice == "required"
