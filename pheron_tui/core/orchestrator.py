@@ -70,7 +70,7 @@ def unsummarised_answer(result: tuple[str, str]) -> str:
 
 
 REPEATED_CALL_MESSAGE = (
-    "You just made this exact call; its result is above. Do not call it again. Answer the "
+    "You already made this exact call; its result is above. Do not call it again. Answer the "
     "request from that result."
 )
 
@@ -157,6 +157,9 @@ class _TaskState:
     failure_streak: int = 0
     denial_streak: int = 0
     last_success: tuple[str, str] | None = None
+    reads_done: set[tuple[str, str]] = field(default_factory=set)
+    """Read-only calls that worked since the last call that could change anything: their
+    results are in the conversation already."""
     answer_now: bool = False
     """The model repeated its last successful call: the next step must answer, not call."""
     last_result: tuple[str, str] = ("", "")
@@ -656,10 +659,11 @@ class Orchestrator:
                 self._note_outcome(state, ("malformed", item), "failed")
                 continue
             key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
-            if key == state.last_success:
-                # Small models loop on a call that already worked. Running it again tells
-                # them nothing new; saying so, and asking for the answer, does. Not an error
-                # the user has to read: the answer follows.
+            if key == state.last_success or key in state.reads_done:
+                # Small models loop on a call that already worked, or between two reads
+                # (read, search, read, search…). Running it again tells them nothing new;
+                # saying so, and asking for the answer, does. Not an error the user has to
+                # read: the answer follows.
                 log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
                 self._remember(fmt.result_message(call_id, item.tool.name, REPEATED_CALL_MESSAGE))
                 state.answer_now = True
@@ -667,6 +671,10 @@ class Orchestrator:
             outcome = await self.executor.run(turn_id, call_id, item)
             observation = outcome.observation
             state.last_success = key if outcome.ok else None
+            if item.tool.risk != "read":
+                state.reads_done.clear()
+            elif outcome.ok:
+                state.reads_done.add(key)
             state.last_result = (item.tool.name, observation)
             state.observations.append(f"{item.tool.name}: {observation}")
             shown = observation_message(item.tool.name, observation, self.provider.special_tokens)

@@ -302,6 +302,34 @@ async def test_a_repeated_successful_call_is_not_run_again(make_agent) -> None:
     ]
 
 
+async def test_reads_that_alternate_in_a_loop_are_not_run_again(make_agent) -> None:
+    """read, search, read, search… until the step limit (the 1.5B model on "Who had the
+    highest score in data.csv?"): a read already done is answered, not run, and the next
+    step must answer. A write in between makes reading again worth it."""
+    read = 'CALL(read_file) WITH {"path": "notes.md"}'
+    search = 'CALL(search_files) WITH {"pattern": "milk"}'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[read, search, read, "<final>Buy milk.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("what does notes.md say?")
+    assert (result.status, result.answer) == ("finished", "Buy milk.")
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "search_files"]
+    assert [r.tool_choice for r in agent.provider.requests if r.purpose == "plan"][-1] == "none"
+
+    write = 'CALL(write_file) WITH {"path": "notes.md", "content": "x", "mode": "append"}'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[read, write, read, "<final>Done.</final>"],
+        critic=["PASS: ok"],
+    )
+    await agent.orchestrator.submit("append x to notes.md and show it")
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "write_file", "read_file"]
+
+
 async def test_a_dangerous_call_waits_without_always_on_offer(make_agent) -> None:
     dangerous = (
         '<tool_call>{"name": "shell_exec", "arguments": {"command": "rm -rf ."}}</tool_call>'
