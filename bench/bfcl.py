@@ -47,6 +47,7 @@ from pheron_tui.core.call_format import (  # noqa: E402
     first_call_needed,
     planning_request,
 )
+from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
@@ -146,8 +147,8 @@ async def request_for(
     provider: Any, case: dict, specs: list[ToolSpec], free_start: bool = True
 ) -> CompletionRequest:
     """The orchestrator's first planning request for this question and these tools, a forced
-    call left free where the model all but rules a call out (as for a request that names
-    nothing in the workspace)."""
+    call left free where the model all but rules a call out, unless the question speaks of
+    files, folders or commands (the bench's workspace is empty: nothing else there to name)."""
     turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
     request = planning_request(
         call_format(provider),
@@ -156,8 +157,10 @@ async def request_for(
         turns,
         max_tokens=AgentSettings.plan_max_tokens,
     )
+    question = " ".join(str(m["content"]) for m in case["question"][0] if m["role"] == "user")
     if (
         free_start
+        and not speaks_of_the_workspace(question)  # as the orchestrator: those look first
         and request.tool_choice == "required"
         and not await first_call_needed(provider, request)
     ):

@@ -40,6 +40,21 @@ def rule_intent(text: str) -> Intent:
     return "task" if _TASK_WORDS.search(text) else "chat"
 
 
+# What the built-in tools work on. A request that speaks of these is about this machine, so
+# its first step looks before answering, whatever the model would rather do.
+_WORKSPACE_WORDS = re.compile(
+    r"\b(files?|folders?|director(?:y|ies)|dirs?|repo(?:sitory)?|workspace|codebase|"
+    r"scripts?|commands?|shell|terminal)\b",
+    re.IGNORECASE,
+)
+
+
+def speaks_of_the_workspace(text: str) -> bool:
+    """Whether the message speaks of files, folders, scripts or commands (``list the files
+    here``), the things the built-in tools act on."""
+    return _WORKSPACE_WORDS.search(text) is not None
+
+
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
 WALK_LIMIT = 2000
 """Entries looked at, at most, to find a file the message names below the workspace root."""

@@ -37,7 +37,7 @@ from pheron_tui.core.context import (
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.intent import classify
+from pheron_tui.core.intent import classify, speaks_of_the_workspace
 from pheron_tui.core.limits import (
     DEFAULT_MAX_STEPS,
     DEFAULT_OUTPUT_CAP_CHARS,
@@ -172,7 +172,8 @@ class _TaskState:
     retried: bool = False
     """The model, asking the user right after a failed call, was once told to retry."""
     about_workspace: bool = False
-    """The request names a file, folder or code of the workspace: looking comes first."""
+    """The request names a file, folder or code of the workspace, or speaks of files, folders
+    or commands: looking comes first."""
 
 
 class Orchestrator:
@@ -371,7 +372,8 @@ class Orchestrator:
         )
         if classification.intent == "chat":
             return await self._chat(turn_id)
-        state = _TaskState(request=text, about_workspace=classification.method == "workspace")
+        about_workspace = classification.method == "workspace" or speaks_of_the_workspace(text)
+        state = _TaskState(request=text, about_workspace=about_workspace)
         return await self._run_task(turn_id, state)
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:

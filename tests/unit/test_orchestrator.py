@@ -327,7 +327,11 @@ async def test_reads_that_alternate_in_a_loop_are_not_run_again(make_agent) -> N
         critic=["PASS: ok"],
     )
     await agent.orchestrator.submit("append x to notes.md and show it")
-    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "write_file", "read_file"]
+    assert [e.tool for e in agent.of("ToolCallProposed")] == [
+        "read_file",
+        "write_file",
+        "read_file",
+    ]
 
 
 async def test_a_dangerous_call_waits_without_always_on_offer(make_agent) -> None:
@@ -410,3 +414,5 @@ async def test_a_first_call_is_forced_only_where_the_model_considers_one(workspa
     # A request about the workspace's own files is looked up, whatever the model would do.
     named = await _first_plan(workspace, "What does notes.md say?", call_chance=0.02)
     assert named.tool_choice == "required"
+    files = await _first_plan(workspace, "list the files here", call_chance=0.02)
+    assert files.tool_choice == "required"
