@@ -241,6 +241,7 @@ async def test_auto_falls_back_to_legacy_when_tools_are_rejected(
     server.replies += [
         logprobs_reply(("task", -0.1)),
         Reply(status=400, body='{"error": {"message": "tools are not supported by this model"}}'),
+        logprobs_reply(("CALL", -0.1)),  # would the model start with a call? likely: forced
         sse_reply('CALL(list_dir) WITH {"path": "."}'),
         sse_reply("<final>two files</final>"),
         logprobs_reply(("PASS", -0.1)),
@@ -256,9 +257,10 @@ async def test_auto_falls_back_to_legacy_when_tools_are_rejected(
     await p.aclose()
     assert result.status == "finished", result
     assert p.tool_mode == "legacy"
-    retried = server.requests[2]["json"]
+    retried = server.requests[3]["json"]
     assert "tools" not in retried and "CALL(" in retried["messages"][0]["content"]
-    observation = server.requests[3]["json"]["messages"][-1]
+    assert server.requests[2]["json"]["max_tokens"] == 1  # the first call's odds, scored
+    observation = server.requests[4]["json"]["messages"][-1]
     assert observation["role"] == "user" and "notes.md" in observation["content"]
     notes = [e.message for e in seen.drain() if e.type == "ErrorRaised"]
     assert any("does not take tools" in n for n in notes)

@@ -137,6 +137,7 @@ def test_tool_task_legacy(mlx_server, workspace: Path) -> None:
         workspace,
         [
             "task",
+            "CALL(",  # scored: would the model start with a call?
             'CALL(read_file) WITH {"path": "notes.md"}',
             "<final>You need to buy milk.</final>",
             "PASS",
