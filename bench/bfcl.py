@@ -44,7 +44,7 @@ import platformdirs  # noqa: E402
 from pheron_tui.core.bus import EventBus  # noqa: E402
 from pheron_tui.core.call_format import (  # noqa: E402
     call_format,
-    first_call_needed,
+    first_step_request,
     planning_request,
 )
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
@@ -158,13 +158,8 @@ async def request_for(
         max_tokens=AgentSettings.plan_max_tokens,
     )
     question = " ".join(str(m["content"]) for m in case["question"][0] if m["role"] == "user")
-    if (
-        free_start
-        and not speaks_of_the_workspace(question)  # as the orchestrator: those look first
-        and request.tool_choice == "required"
-        and not await first_call_needed(provider, request)
-    ):
-        request = request.model_copy(update={"tool_choice": "auto"})
+    if free_start and not speaks_of_the_workspace(question):  # as the orchestrator does
+        request = await first_step_request(provider, request)
     return request
 
 

@@ -147,3 +147,11 @@ async def first_call_needed(provider: Provider, request: CompletionRequest) -> b
         return True
     # A model that thinks first scores low here and is left to decide after its reasoning.
     return math.exp(scores[LEGACY_CALL_START]) >= FIRST_CALL_MIN_PROBABILITY
+
+
+async def first_step_request(provider: Provider, request: CompletionRequest) -> CompletionRequest:
+    """A first planning step's request, its forced call left free when the model all but rules
+    a call out (``first_call_needed``)."""
+    if request.tool_choice == "required" and not await first_call_needed(provider, request):
+        return request.model_copy(update={"tool_choice": "auto"})
+    return request

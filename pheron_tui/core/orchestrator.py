@@ -23,7 +23,7 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import (
     CallFormat,
     call_format,
-    first_call_needed,
+    first_step_request,
     planning_request,
 )
 from pheron_tui.core.checkpoints import Checkpointer, TurnRecords
@@ -491,12 +491,8 @@ class Orchestrator:
             )
 
         request = await self._fitted(turn_id, build)
-        if (
-            free_start
-            and request.tool_choice == "required"
-            and not await first_call_needed(self.provider, request)
-        ):
-            request = request.model_copy(update={"tool_choice": "auto"})
+        if free_start:
+            request = await first_step_request(self.provider, request)
         try:
             return await stream_reply(
                 self.provider, self.bus, turn_id, request, step=step, hold_markup=True
