@@ -31,7 +31,7 @@ from pheron_tui.providers.catalogue import (
 DEFAULT = "default"
 BUNDLED = "bundled"
 """The name the smallest model had before the catalogue; kept so old settings still work."""
-IMPORT_VERSION = "1"
+IMPORT_VERSION = "2"
 """Bumped when the GGUF importer's output changes, so old imports are redone."""
 Engine = Literal["llamacpp", "mlx"]
 
@@ -41,7 +41,7 @@ __all__ = ["ModelError", "cache_root"]
 def catalogue_entry(spec: str, engine: Engine) -> Entry | None:
     """The catalogue entry ``--model`` names for this engine, if it names one."""
     if spec == DEFAULT:
-        spec = DEFAULT_MODEL if engine == "llamacpp" else SMALLEST
+        spec = DEFAULT_MODEL
     if spec == BUNDLED:
         spec = SMALLEST
     return CATALOGUE.get(spec)

@@ -50,29 +50,6 @@ def test_bundled_model_answers_paris_offline(tmp_path: Path, real_cache: dict[st
     assert "Paris" in done.stdout
 
 
-def test_import_refuses_other_architectures(tmp_path: Path) -> None:
-    import mlx.core as mx
-
-    from pheron_tui.providers.gguf import GGUFError, import_gguf
-
-    path = tmp_path / "qwen.gguf"
-    mx.save_gguf(str(path), {"x": mx.zeros((2,))}, {"general.architecture": "qwen2"})
-    with pytest.raises(GGUFError, match=r"architecture 'qwen2' is not supported.*llama"):
-        import_gguf(path, tmp_path / "out")
-
-
-def test_import_refuses_k_quants(tmp_path: Path) -> None:
-    import mlx.core as mx
-
-    from pheron_tui.providers.gguf import GGUFError, import_gguf
-
-    path = tmp_path / "k.gguf"
-    meta = {"general.architecture": "llama", "general.file_type": mx.array(15, dtype=mx.uint32)}
-    mx.save_gguf(str(path), {"x": mx.zeros((2,))}, meta)
-    with pytest.raises(GGUFError, match=r"file type 15.*Q4_0, Q4_1, Q8_0"):
-        import_gguf(path, tmp_path / "out")
-
-
 async def test_a_model_that_fails_to_load_is_a_clear_error(tmp_path: Path) -> None:
     from pheron_tui.core.provider import ProviderError
     from pheron_tui.providers.mlx import MLXProvider
