@@ -50,7 +50,7 @@ def _common_options(default: Any = None, headless: bool = False) -> argparse.Arg
     group.add_argument(
         "--model",
         metavar="NAME",
-        help="'default' (the engine's default model), a catalogue name (pheron-tui models "
+        help="'default' (qwen2.5-coder-1.5b), a catalogue name (pheron-tui models "
         "list), a .gguf file, an MLX model folder or a Hugging Face repo id",
     )
     group.add_argument(

@@ -99,9 +99,9 @@ CATALOGUE: dict[str, Entry] = {
     )
 }
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
-"""The default for the llama.cpp engine: the one that does everyday tasks best (see README)."""
+"""The default on every engine: the one that does everyday tasks best (see README)."""
 SMALLEST = "smollm2-135m"
-"""The test suite's model, and MLX's default until MLX can import K-quant GGUF files."""
+"""The test suite's model."""
 
 
 def cache_root() -> Path:

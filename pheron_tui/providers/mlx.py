@@ -31,7 +31,7 @@ from pheron_tui.core.provider import ProviderError, ScoringUnavailable
 from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
 from pheron_tui.providers.grammar import CallFormat, detect_format
-from pheron_tui.providers.models import ModelError, local_model_path
+from pheron_tui.providers.models import ModelError, catalogue_entry, local_model_path
 from pheron_tui.providers.threaded import Cancelled
 
 PREFILL_STEP = 512
@@ -54,6 +54,11 @@ class MLXProvider(InProcessEngine):
 
     @property
     def native_tools(self) -> bool:
+        """The template takes tools, unless the catalogue measured the prompted format better
+        for this model (as on llama.cpp)."""
+        entry = catalogue_entry(self.model, "mlx")
+        if entry is not None and entry.tool_mode == "legacy":
+            return False
         return bool(self._tok is not None and self._tok.has_tool_calling)
 
     @property
