@@ -55,6 +55,27 @@ def speaks_of_the_workspace(text: str) -> bool:
     return _WORKSPACE_WORDS.search(text) is not None
 
 
+_QUESTION_START = re.compile(
+    r"^\s*(what|which|who|whose|where|when|why|how|is|are|was|were|does|do|did|has|have)\b",
+    re.IGNORECASE,
+)
+_CHANGE_WORDS = re.compile(
+    r"\b(?:(?:fix|change|edit|create|add|write|delete|remove|rename|move|replace|update|make|"
+    r"refactor|implement|insert|append|set|save|modify|rewrite|format|install|run|execute|"
+    r"commit|undo|revert|generate|build|clean|restore|convert|correct|apply|patch|put)"
+    r"(?:s|es|d|ed|ing|ting|ning)?|made|wrote|written|ran)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_only_to_know(text: str) -> bool:
+    """A question that asks nothing to be changed (``Which function in utils.py reverses a
+    string?``): answering it needs no write. A question with a verb of change (``Can you fix
+    calc.py?``, ``Why did the run fail?``) is not one."""
+    question = _QUESTION_START.match(text) is not None or text.rstrip().endswith("?")
+    return question and _CHANGE_WORDS.search(text) is None
+
+
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
 WALK_LIMIT = 2000
 """Entries looked at, at most, to find a file the message names below the workspace root."""

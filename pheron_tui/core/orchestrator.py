@@ -37,7 +37,7 @@ from pheron_tui.core.context import (
 from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.intent import classify, speaks_of_the_workspace
+from pheron_tui.core.intent import asks_only_to_know, classify, speaks_of_the_workspace
 from pheron_tui.core.limits import (
     DEFAULT_MAX_STEPS,
     DEFAULT_OUTPUT_CAP_CHARS,
@@ -72,6 +72,11 @@ def unsummarised_answer(result: tuple[str, str]) -> str:
 REPEATED_CALL_MESSAGE = (
     "You already made this exact call; its result is above. Do not call it again. Answer the "
     "request from that result."
+)
+
+QUESTION_ONLY_MESSAGE = (
+    "The request only asks a question; nothing should be changed. Find the answer with the "
+    "read-only tools, then give it."
 )
 
 REPEATED_FAILURE_LIMIT = 3
@@ -171,6 +176,9 @@ class _TaskState:
     """The latest call failed (not denied): its result says what to correct."""
     retried: bool = False
     """The model, asking the user right after a failed call, was once told to retry."""
+    only_to_know: bool = False
+    """The request is a question that asks for no change (``intent.asks_only_to_know``): a
+    write the model proposes is refused before the user is asked."""
     about_workspace: bool = False
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
@@ -373,7 +381,9 @@ class Orchestrator:
         if classification.intent == "chat":
             return await self._chat(turn_id)
         about_workspace = classification.method == "workspace" or speaks_of_the_workspace(text)
-        state = _TaskState(request=text, about_workspace=about_workspace)
+        state = _TaskState(
+            request=text, about_workspace=about_workspace, only_to_know=asks_only_to_know(text)
+        )
         return await self._run_task(turn_id, state)
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:
@@ -665,6 +675,13 @@ class Orchestrator:
                 log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
                 self._remember(fmt.result_message(call_id, item.tool.name, REPEATED_CALL_MESSAGE))
                 state.answer_now = True
+                continue
+            if state.only_to_know and item.tool.risk == "write":
+                # A small model asked "Which function reverses a string?" may edit the file.
+                # Refused before an approval card: the user asked to know, not to change.
+                log.info("turn %s: %s refused for a question", turn_id, item.tool.name)
+                self._remember(fmt.result_message(call_id, item.tool.name, QUESTION_ONLY_MESSAGE))
+                self._note_outcome(state, key, "failed")
                 continue
             outcome = await self.executor.run(turn_id, call_id, item)
             observation = outcome.observation

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pheron_tui.core.intent import classify_request
+import pytest
+
+from pheron_tui.core.intent import asks_only_to_know, classify_request
 
 
 def test_a_long_message_is_classified_from_its_start_and_end() -> None:
@@ -11,3 +13,34 @@ def test_a_long_message_is_classified_from_its_start_and_end() -> None:
     shown = classify_request(text).messages[-1].content
     assert len(shown) < 2_100 and shown.startswith("Please fix") and shown.endswith("pytest after.")
     assert classify_request("short one").messages[-1].content == "short one"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which function in utils.py reverses a string?",
+        "How many TODO items are in notes.md?",
+        "Is there a bug in the average function in calc.py? Explain.",
+        "what does notes.md say",
+        "Where is MAX_ITEMS defined",
+        "Does the address field get validated?",  # "address" is not "add"
+    ],
+)
+def test_questions_that_ask_for_no_change(text: str) -> None:
+    assert asks_only_to_know(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you fix the bug in calc.py?",
+        "Why did the tests fail? Run them.",
+        "Rename data.csv to records.csv.",
+        "Create docs/index.md with the single line: Welcome",
+        "Is it possible to add a multiply function to utils.py?",
+        "What if you removed the print in main.py?",
+        "list the files here",
+    ],
+)
+def test_requests_that_may_change_things(text: str) -> None:
+    assert not asks_only_to_know(text)

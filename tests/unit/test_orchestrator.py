@@ -334,6 +334,33 @@ async def test_reads_that_alternate_in_a_loop_are_not_run_again(make_agent) -> N
     ]
 
 
+async def test_a_question_gets_no_write(make_agent, workspace) -> None:
+    """Asked "Which function in utils.py reverses a string?", the 1.5B model once edited
+    utils.py. A question that asks for no change has its writes refused before anyone is
+    asked to approve them; the model is told to read, and answers."""
+    edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
+    read = 'CALL(read_file) WITH {"path": "notes.md"}'
+    agent = make_agent(
+        policy="ask",
+        native_tools=False,
+        classify=["task"],
+        plan=[edit, read, "<final>Milk.</final>"],
+        critic=["PASS: ok"],
+    )
+    turn = asyncio.create_task(agent.orchestrator.submit("What does notes.md say to buy?"))
+    while not turn.done():
+        for waiting in agent.of("ToolCallAwaitingDecision"):  # a read may ask; a write may not
+            assert waiting.call_id in {e.call_id for e in agent.of("ToolCallProposed")}
+            agent.orchestrator.decide(waiting.call_id, "approve")
+        await asyncio.sleep(0)
+    result = turn.result()
+    assert (result.status, result.answer) == ("finished", "Milk.")
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file"]
+    assert "buy milk" in (workspace / "notes.md").read_text()
+    told = [m.content for r in agent.provider.requests for m in r.messages]
+    assert any("only asks a question" in str(text) for text in told)
+
+
 async def test_a_dangerous_call_waits_without_always_on_offer(make_agent) -> None:
     dangerous = (
         '<tool_call>{"name": "shell_exec", "arguments": {"command": "rm -rf ."}}</tool_call>'
