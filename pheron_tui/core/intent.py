@@ -55,10 +55,10 @@ def speaks_of_the_workspace(text: str) -> bool:
     return _WORKSPACE_WORDS.search(text) is not None
 
 
-_QUESTION_START = re.compile(
-    r"^\s*(what|which|who|whose|where|when|why|how|is|are|was|were|does|do|did|has|have)\b",
-    re.IGNORECASE,
-)
+# A wh-word opens a question on its own; an auxiliary (``is``, ``do``, ``have``) opens one
+# only when a sentence ends with a question mark, since ``do it`` and ``have a go`` are orders.
+_QUESTION_START = re.compile(r"^\s*(what|which|who|whose|where|when|why|how)\b", re.IGNORECASE)
+_QUESTION_MARK = re.compile(r"\?(?:\s|$)")
 _CHANGE_WORDS = re.compile(
     r"\b(?:(?:fix|change|edit|create|add|write|delete|remove|rename|move|replace|update|make|"
     r"refactor|implement|insert|append|set|save|modify|rewrite|format|install|run|execute|"
@@ -72,7 +72,7 @@ def asks_only_to_know(text: str) -> bool:
     """A question that asks nothing to be changed (``Which function in utils.py reverses a
     string?``): answering it needs no write. A question with a verb of change (``Can you fix
     calc.py?``, ``Why did the run fail?``) is not one."""
-    question = _QUESTION_START.match(text) is not None or text.rstrip().endswith("?")
+    question = _QUESTION_START.match(text) is not None or _QUESTION_MARK.search(text) is not None
     return question and _CHANGE_WORDS.search(text) is None
 
 

@@ -40,6 +40,8 @@ def test_questions_that_ask_for_no_change(text: str) -> None:
         "Is it possible to add a multiply function to utils.py?",
         "What if you removed the print in main.py?",
         "list the files here",
+        "do it",  # an order, though "do" can open a question
+        "Have a go at the failing test",
     ],
 )
 def test_requests_that_may_change_things(text: str) -> None:
