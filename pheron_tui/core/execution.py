@@ -95,7 +95,15 @@ class ToolExecutor:
         self.gate = gate
         self.settings = settings
 
-    async def run(self, turn_id: int, call_id: str, call: PreparedCall) -> CallOutcome:
+    async def run(
+        self,
+        turn_id: int,
+        call_id: str,
+        call: PreparedCall,
+        withheld: tuple[str, str] | None = None,
+    ) -> CallOutcome:
+        """Propose the call, ask or apply the policy, run it. ``withheld`` is (why, by whom)
+        when the turn itself rules the call out: it is shown, then denied without asking."""
         tool, args = call.tool, call.args
         context = ToolContext(
             workspace=self.settings.workspace,
@@ -130,6 +138,8 @@ class ToolExecutor:
         if refusal is None and self.settings.plan_mode and assessment.tier != "read":
             refusal = PLAN_MODE_REFUSAL
             by = "plan mode"
+        elif refusal is None and withheld is not None:
+            refusal, by = withheld
         else:
             by = "workspace"
         if refusal is not None:

@@ -676,14 +676,14 @@ class Orchestrator:
                 self._remember(fmt.result_message(call_id, item.tool.name, REPEATED_CALL_MESSAGE))
                 state.answer_now = True
                 continue
-            if state.only_to_know and item.tool.risk == "write":
-                # A small model asked "Which function reverses a string?" may edit the file.
-                # Refused before an approval card: the user asked to know, not to change.
-                log.info("turn %s: %s refused for a question", turn_id, item.tool.name)
-                self._remember(fmt.result_message(call_id, item.tool.name, QUESTION_ONLY_MESSAGE))
-                self._note_outcome(state, key, "failed")
-                continue
-            outcome = await self.executor.run(turn_id, call_id, item)
+            # A small model asked "Which function reverses a string?" may edit the file: the
+            # user asked to know, not to change, so the write is shown denied, never asked.
+            withheld = (
+                (QUESTION_ONLY_MESSAGE, "question")
+                if state.only_to_know and item.tool.risk == "write"
+                else None
+            )
+            outcome = await self.executor.run(turn_id, call_id, item, withheld)
             observation = outcome.observation
             state.last_success = key if outcome.ok else None
             if item.tool.risk != "read":

@@ -336,8 +336,8 @@ async def test_reads_that_alternate_in_a_loop_are_not_run_again(make_agent) -> N
 
 async def test_a_question_gets_no_write(make_agent, workspace) -> None:
     """Asked "Which function in utils.py reverses a string?", the 1.5B model once edited
-    utils.py. A question that asks for no change has its writes refused before anyone is
-    asked to approve them; the model is told to read, and answers."""
+    utils.py. A question that asks for no change has its writes shown denied before anyone
+    is asked to approve them; the model is told to read, and answers."""
     edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
     read = 'CALL(read_file) WITH {"path": "notes.md"}'
     agent = make_agent(
@@ -348,14 +348,20 @@ async def test_a_question_gets_no_write(make_agent, workspace) -> None:
         critic=["PASS: ok"],
     )
     turn = asyncio.create_task(agent.orchestrator.submit("What does notes.md say to buy?"))
+    asked = set()
     while not turn.done():
         for waiting in agent.of("ToolCallAwaitingDecision"):  # a read may ask; a write may not
-            assert waiting.call_id in {e.call_id for e in agent.of("ToolCallProposed")}
-            agent.orchestrator.decide(waiting.call_id, "approve")
+            if waiting.call_id not in asked:
+                asked.add(waiting.call_id)
+                agent.orchestrator.decide(waiting.call_id, "approve")
         await asyncio.sleep(0)
     result = turn.result()
     assert (result.status, result.answer) == ("finished", "Milk.")
-    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file"]
+    proposed = {e.call_id: e.tool for e in agent.of("ToolCallProposed")}
+    assert sorted(proposed.values()) == ["edit_file", "read_file"]
+    assert [proposed[c] for c in asked] == ["read_file"]
+    decided = [(proposed[e.call_id], e.decision, e.by) for e in agent.of("ToolCallDecided")]
+    assert ("edit_file", "denied", "question") in decided
     assert "buy milk" in (workspace / "notes.md").read_text()
     told = [m.content for r in agent.provider.requests for m in r.messages]
     assert any("only asks a question" in str(text) for text in told)
