@@ -4,7 +4,7 @@ Run: python bench/gguf_greedy.py [--model qwen2.5-coder-1.5b] [--tokens 48] 2>/d
 
 Imports the model's GGUF into MLX (cached like the app does) and decodes the same prompts
 greedily on both engines, then prints how many tokens agree before the first difference and
-the two tokens' llama.cpp probabilities there: a near tie explains a split, a clear winner on
+llama.cpp's log-probabilities of its two likeliest tokens there: a near tie explains a split, a clear winner on
 one side means the import computes something else. Slow on x86 (MLX runs ~10 tokens/s there).
 """
 
@@ -57,7 +57,6 @@ def llamacpp_tokens(gguf: Path, prompt: str, count: int) -> tuple[list[int], lis
             "temperature": 0,
             "logprobs": 2,
             "cache_prompt": False,
-            "return_tokens": True,
         }
     )
     steps = reply["choices"][0]["logprobs"]["content"]
