@@ -4,8 +4,8 @@ Run: python bench/gguf_greedy.py [--model qwen2.5-coder-1.5b] [--tokens 48] 2>/d
 
 Imports the model's GGUF into MLX (cached like the app does) and decodes the same prompts
 greedily on both engines, then prints how many tokens agree before the first difference and
-llama.cpp's log-probabilities of its two likeliest tokens there: a near tie explains a split, a clear winner on
-one side means the import computes something else. Slow on x86 (MLX runs ~10 tokens/s there).
+llama.cpp's log-probabilities of its two likeliest tokens there: a near tie explains a split,
+a clear winner on one side means the import computes something else. Slow on x86 (MLX runs ~10 tokens/s there).
 """
 
 from __future__ import annotations
