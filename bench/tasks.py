@@ -188,8 +188,13 @@ def run_task(task: Task, args: argparse.Namespace) -> Outcome:
         verdicts = [e["verdict"] for e in events if e["type"] == "CriticVerdict"]
         usage = [e for e in events if e["type"] == "Usage"]
         finished = [e["status"] for e in events if e["type"] == "TurnFinished"]
+        right = task.check(ws, answer)
+        if args.log:
+            # The check beside the events, so bench/critic_replay.py can re-judge this work.
+            check_file = args.log / f"task{TASKS.index(task) + 1:02d}.check.json"
+            check_file.write_text(json.dumps({"prompt": task.prompt, "right": right}))
         return Outcome(
-            right=task.check(ws, answer),
+            right=right,
             verdict=verdicts[-1] if verdicts else "-",
             calls=sum(e["type"] == "ToolCallProposed" for e in events),
             prompt_tokens=sum(u["prompt_tokens"] - u["cached_tokens"] for u in usage),

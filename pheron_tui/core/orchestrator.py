@@ -34,7 +34,7 @@ from pheron_tui.core.context import (
     request_tokens,
     summarise,
 )
-from pheron_tui.core.critic import CriticAgent
+from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import asks_only_to_know, classify, speaks_of_the_workspace
@@ -157,7 +157,8 @@ class _TaskEnded(Exception):
 @dataclass
 class _TaskState:
     request: str
-    observations: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    """Every call run or refused, for the critic."""
     last_failure: tuple[str, str] | None = None
     failure_streak: int = 0
     denial_streak: int = 0
@@ -606,7 +607,9 @@ class Orchestrator:
         """The critic's verdict; a critic that cannot run is reported, not fatal to the turn."""
         self.bus.emit(ev.ReviewStarted, turn_id)
         try:
-            review = await self.critic.review(state.request, answer, state.observations)
+            review = await self.critic.review(
+                state.request, answer, state.steps, question_only=state.only_to_know
+            )
         except ProviderError as exc:
             self.bus.emit(
                 ev.ErrorRaised, turn_id, message=f"critic: {exc}", recoverable=True, kind="critic"
@@ -691,7 +694,9 @@ class Orchestrator:
             elif outcome.ok:
                 state.reads_done.add(key)
             state.last_result = (item.tool.name, observation)
-            state.observations.append(f"{item.tool.name}: {observation}")
+            state.steps.append(
+                Step(item.tool.name, item.arguments, item.tool.risk, outcome.status, observation)
+            )
             shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
             self._remember(fmt.result_message(call_id, item.tool.name, shown))
             self._note_outcome(state, key, outcome.status)

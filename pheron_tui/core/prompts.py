@@ -153,27 +153,23 @@ def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[s
 
 
 CRITIC_SYSTEM = (
-    "You check an agent's work. Given the user's request, the tool results and the agent's "
-    "final answer, reply PASS if the answer is correct and supported by the results, or FAIL if "
-    "it is wrong, unsupported or incomplete. A request to change something (create, edit, "
-    "delete, rename, fix, run) passes only when the tool results show the change was made; "
-    "a call that was denied or failed did not make it. Reply with PASS or FAIL, then a colon "
-    "and one short sentence giving the reason."
+    "You check an agent's work. Given the user's request, what the agent did (each tool call "
+    "and whether it succeeded) and its final answer, decide whether the answer is correct, "
+    "supported by the results and does what the request asks. A request to change something "
+    "(create, edit, delete, rename, fix, run) is done only when a call that makes that change "
+    "succeeded; a call that failed or was not run changed nothing, though a later call may "
+    "have succeeded where it failed. A question is answered only when the final answer "
+    "states the answer, and states it as the results show it."
 )
 
-
-def critic_user(
-    request: str, observations: list[str], answer: str, special_tokens: Sequence[str] = ()
-) -> str:
-    results = (
-        "\n\n".join(defuse(o, special_tokens) for o in observations)
-        if observations
-        else "(no tools were used)"
-    )
-    return (
-        f"Request:\n{request}\n\nTool results:\n{results}\n\nFinal answer:\n{answer}\n\n"
-        "Verdict (PASS or FAIL):"
-    )
+CRITIC_ASSESS = (
+    "First state, in one or two sentences, what the request asks for and what the tool results "
+    "show the agent did or found. Do not give a verdict yet."
+)
+CRITIC_VERDICT = "Now compare the final answer with what the results show. Verdict (PASS or FAIL):"
+CRITIC_VERDICT_WITH_REASON = (
+    "Reply with PASS or FAIL, then a colon and one short sentence giving the reason."
+)
 
 
 # Markers of the common chat templates and tool formats. Text from a tool that contains one

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 
-from pheron_tui.core.critic import is_clarify_turn, parse_verdict
+from pheron_tui.core.critic import Step, is_clarify_turn, parse_verdict
 from pheron_tui.core.intent import parse_intent, rule_intent
 from pheron_tui.core.tools import ubid
 from pheron_tui.providers.scripted import ScriptedProvider
@@ -249,10 +249,10 @@ async def test_unreadable_classifier_reply_falls_back_to_the_rule(make_agent) ->
 
 
 def test_critic_rules() -> None:
-    assert is_clarify_turn('CLARIFY("which?")', "")
-    assert is_clarify_turn("Which file?", "No observation found.")
-    assert not is_clarify_turn("Which file?", "list_dir: a.txt")
-    assert not is_clarify_turn("Done.", "")
+    assert is_clarify_turn('CLARIFY("which?")', [])
+    assert is_clarify_turn("Which file?", [])
+    assert not is_clarify_turn("Which file?", [Step("list_dir", {"path": "."}, output="a.txt")])
+    assert not is_clarify_turn("Done.", [])
     assert parse_verdict("FAIL - it never read the file") == ("FAIL", "it never read the file")
     assert parse_verdict("**PASS**: correct") == ("PASS", "correct")
     assert parse_verdict("looks fine") is None

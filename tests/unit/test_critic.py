@@ -1,0 +1,101 @@
+"""The critic: what it is shown, the verdict it needs no model for, and judging after looking."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pheron_tui.core.critic import CriticAgent, Step, critic_user
+from pheron_tui.core.messages import CompletionRequest
+from pheron_tui.core.provider import ScoringUnavailable
+from pheron_tui.providers.scripted import Script, ScriptedProvider
+
+WRITE = (
+    '<tool_call>{"name": "write_file", "arguments": {"path": "x.txt", "content": "y"}}</tool_call>'
+)
+
+
+def test_each_call_is_shown_with_its_outcome_and_the_changes_that_succeeded() -> None:
+    steps = [
+        Step("write_file", {"path": "u.py", "mode": "create"}, "write", "failed", "u.py exists"),
+        Step("write_file", {"path": "u.py", "mode": "append"}, "write", "ok", "appended 9 bytes"),
+        Step("read_file", {"path": "u.py"}, "read", "ok", "def f(): ..."),
+        Step("delete_path", {"path": "old"}, "write", "denied", "denied by the user"),
+    ]
+    prompt = critic_user("Add f to u.py", steps, "Added.")
+    assert '1. write_file {"path": "u.py", "mode": "create"}: FAILED' in prompt
+    assert '2. write_file {"path": "u.py", "mode": "append"}: succeeded\nappended 9 bytes' in prompt
+    assert "4. delete_path" in prompt and "NOT RUN (denied)" in prompt
+    assert "changed files or ran commands and succeeded: 2 (write_file)." in prompt
+    assert critic_user("hi", [], "hello").count("(no tools were used)") == 1
+
+
+def test_long_arguments_are_shortened_for_the_critic() -> None:
+    step = Step("write_file", {"path": "big.txt", "content": "z" * 5000}, "write", "ok", "wrote")
+    prompt = critic_user("write it", [step], "done")
+    assert len(prompt) < 1000 and "…" in prompt
+
+
+async def test_a_change_that_never_happened_fails_without_asking_the_model(make_agent) -> None:
+    # Every write refused (policy none) and the model claims success: not done. The script
+    # has no critic reply, so a model verdict would be an error, not this.
+    agent = make_agent(policy="none", classify=["task"], plan=[WRITE, "Done, x.txt is written."])
+    await agent.orchestrator.submit("Write y to x.txt")
+    [verdict] = agent.of("CriticVerdict")
+    assert (verdict.verdict, verdict.auto) == ("FAIL", True)
+    assert "Nothing was changed" in verdict.reason
+    assert not agent.of("ToolCallStarted")
+
+
+async def test_a_refused_write_for_a_question_is_not_a_failed_change(make_agent) -> None:
+    agent = make_agent(
+        classify=["task"], plan=[WRITE, "It says y."], critic=["PASS: the answer is given"]
+    )
+    await agent.orchestrator.submit("What does x.txt say?")
+    assert agent.of("ToolCallDecided")[0].by == "question"
+    [verdict] = agent.of("CriticVerdict")
+    assert (verdict.verdict, verdict.auto) == ("PASS", False)
+
+
+class _ScoringScript(ScriptedProvider):
+    """A scripted model that can also score: it prefers FAIL unless told what it said."""
+
+    def __init__(self, critic: list[str], scorable: bool = True) -> None:
+        super().__init__(Script.model_validate({"replies": {"critic": critic}}))
+        self.scorable = scorable
+        self.scored: list[CompletionRequest] = []
+
+    async def score_choices(
+        self, request: CompletionRequest, options: Sequence[str]
+    ) -> dict[str, float]:
+        self.scored.append(request)
+        if not self.scorable:
+            raise ScoringUnavailable("no logprobs")
+        looked = "renamed" in (request.messages[-2].content or "")
+        return {"PASS": -0.1 if looked else -2.0, "FAIL": -1.0}
+
+
+async def _generate(provider: ScriptedProvider, request: CompletionRequest) -> str:
+    text = ""
+    async for chunk in provider.stream(request):
+        text += getattr(chunk, "text", "") or ""
+    return text
+
+
+async def test_the_verdict_is_scored_after_the_critic_says_what_it_saw() -> None:
+    provider = _ScoringScript(["It asks for a rename. The file was renamed. So it is a"])
+    critic = CriticAgent(provider, lambda r: _generate(provider, r))
+    step = Step("move_path", {"source": "a", "destination": "b"}, "write", "ok", "moved a to b")
+    review = await critic.review("Rename a to b", "Done", [step])
+    assert review.verdict == "PASS" and not review.auto
+    assert review.reason == "It asks for a rename. The file was renamed."  # whole sentences
+    [scored] = provider.scored
+    assert [m.role for m in scored.messages] == ["system", "user", "assistant", "user"]
+    assert "Verdict (PASS or FAIL)" in (scored.messages[-1].content or "")
+
+
+async def test_without_logprobs_the_verdict_is_asked_for_in_words() -> None:
+    provider = _ScoringScript(["The file was renamed.", "FAIL: hmm"], scorable=False)
+    critic = CriticAgent(provider, lambda r: _generate(provider, r))
+    step = Step("move_path", {"source": "a", "destination": "b"}, "write", "ok", "moved a to b")
+    review = await critic.review("Rename a to b", "Done", [step])
+    assert (review.verdict, review.reason) == ("FAIL", "The file was renamed.")
