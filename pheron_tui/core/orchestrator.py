@@ -10,7 +10,6 @@ import asyncio
 import itertools
 import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -56,55 +55,22 @@ from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, Tool
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
+from pheron_tui.core.task_state import (
+    ECHO_MESSAGE,
+    EMPTY_MESSAGE,
+    PARROT_MESSAGE,
+    QUESTION_ONLY_MESSAGE,
+    REPEATED_CALL_MESSAGE,
+    RETRY_MESSAGE,
+    TaskEnded,
+    TaskState,
+    parrots,
+    unsummarised_answer,
+    words,
+)
 from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
-
-
-def unsummarised_answer(result: tuple[str, str]) -> str:
-    tool, observation = result
-    return (
-        f"The model did not put the result into words, so here it is as {tool} returned it:"
-        f"\n\n```\n{observation}\n```"
-    )
-
-
-REPEATED_CALL_MESSAGE = (
-    "You already made this exact call; its result is above. Do not call it again. Answer the "
-    "request from that result."
-)
-
-QUESTION_ONLY_MESSAGE = (
-    "The request only asks a question; nothing should be changed. Find the answer with the "
-    "read-only tools, then give it."
-)
-
-REPEATED_FAILURE_LIMIT = 3
-DENIAL_LIMIT = 3
-EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
-ECHO_MESSAGE = (
-    "That repeats the request; it is not an answer. Do what it asks with the tools, then "
-    "say what you did or found."
-)
-RETRY_MESSAGE = (
-    "Your last tool call failed; its result above says why. Do not ask the user yet: correct "
-    "the call and try again."
-)
-PARROT_MESSAGE = (
-    "That repeats the request instead of asking something new. Do not ask: use the tools to "
-    "find out, then answer."
-)
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9_.]+", text.lower())
-
-
-def _parrots(question: str, request: str) -> bool:
-    """Whether a CLARIFY question (or an answer) is just the request said back (most of its
-    words, in the request)."""
-    asked, said = _words(question), set(_words(request))
-    return bool(asked) and sum(w in said for w in asked) >= 0.8 * len(asked)
 
 
 @dataclass
@@ -144,45 +110,6 @@ class TurnInProgress(PheronError, RuntimeError):
 
 class RewindError(PheronError, ValueError):
     """A rewind or compaction that cannot be done; the message says why."""
-
-
-class _TaskEnded(Exception):
-    """Ends a task early with a status and a reason for the user."""
-
-    def __init__(self, reason: str, status: ev.TurnStatus = "failed") -> None:
-        super().__init__(reason)
-        self.status: ev.TurnStatus = status
-
-
-@dataclass
-class _TaskState:
-    request: str
-    steps: list[Step] = field(default_factory=list)
-    """Every call run or refused, for the critic."""
-    last_failure: tuple[str, str] | None = None
-    failure_streak: int = 0
-    denial_streak: int = 0
-    last_success: tuple[str, str] | None = None
-    reads_done: set[tuple[str, str]] = field(default_factory=set)
-    """Read-only calls that worked since the last call that could change anything: their
-    results are in the conversation already."""
-    answer_now: bool = False
-    """The model repeated its last successful call: the next step must answer, not call."""
-    last_result: tuple[str, str] = ("", "")
-    must_call: bool = False
-    """The model said nothing or asked the request back: the next step must call a tool."""
-    echoed: bool = False
-    """The model once gave the request itself as its answer (told to act; not twice)."""
-    last_failed: bool = False
-    """The latest call failed (not denied): its result says what to correct."""
-    retried: bool = False
-    """The model, asking the user right after a failed call, was once told to retry."""
-    only_to_know: bool = False
-    """The request is a question that asks for no change (``intent.asks_only_to_know``): a
-    write the model proposes is refused before the user is asked."""
-    about_workspace: bool = False
-    """The request names a file, folder or code of the workspace, or speaks of files, folders
-    or commands: looking comes first."""
 
 
 class Orchestrator:
@@ -328,7 +255,7 @@ class Orchestrator:
             result = await self._dispatch(turn_id, text)
         except asyncio.CancelledError:
             result = TurnResult("cancelled", reason="cancelled by the user")
-        except _TaskEnded as ended:
+        except TaskEnded as ended:
             result = TurnResult(ended.status, reason=str(ended))
         except ProviderError as exc:
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True, kind="model")
@@ -382,7 +309,7 @@ class Orchestrator:
         if classification.intent == "chat":
             return await self._chat(turn_id)
         about_workspace = classification.method == "workspace" or speaks_of_the_workspace(text)
-        state = _TaskState(
+        state = TaskState(
             request=text, about_workspace=about_workspace, only_to_know=asks_only_to_know(text)
         )
         return await self._run_task(turn_id, state)
@@ -411,7 +338,7 @@ class Orchestrator:
         return TurnResult("finished", answer=reply.answer)
 
     # -- task ----------------------------------------------------------------------------------
-    async def _run_task(self, turn_id: int, state: _TaskState) -> TurnResult:
+    async def _run_task(self, turn_id: int, state: TaskState) -> TurnResult:
         for step in range(1, self.settings.max_steps + 1):
             answer_now, state.answer_now = state.answer_now, False
             must_call, state.must_call = state.must_call, False
@@ -427,7 +354,7 @@ class Orchestrator:
                 return await self._finish_task(
                     turn_id, state, reply, unsummarised_answer(state.last_result)
                 )
-            if parsed.kind == "clarify" and _parrots(parsed.text, state.request):
+            if parsed.kind == "clarify" and parrots(parsed.text, state.request):
                 # Small models "ask" the user's own request back. That is no question: tell
                 # the model to look, and go on.
                 self._send_back(state, reply, PARROT_MESSAGE)
@@ -450,7 +377,7 @@ class Orchestrator:
             if not parsed.text:
                 self._send_back(state, reply, EMPTY_MESSAGE, said="")
                 continue
-            echo = len(_words(parsed.text)) >= 4 and _parrots(parsed.text, state.request)
+            echo = len(words(parsed.text)) >= 4 and parrots(parsed.text, state.request)
             if echo and not state.echoed and not answer_now:
                 # Small models sometimes "answer" with the request itself. That is no answer:
                 # say so once, and ask for the work.
@@ -458,12 +385,12 @@ class Orchestrator:
                 self._send_back(state, reply, ECHO_MESSAGE)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
-        raise _TaskEnded(
+        raise TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
 
     def _send_back(
-        self, state: _TaskState, reply: StreamedReply, nudge: str, said: str | None = None
+        self, state: TaskState, reply: StreamedReply, nudge: str, said: str | None = None
     ) -> None:
         """Keep a reply that does not move the task (``said``, else the reply as it came),
         answer it with ``nudge``, and make the next step call a tool."""
@@ -540,7 +467,7 @@ class Orchestrator:
             await self._compact(turn_id, keep_turns=1)
             request = build()
         if request_tokens(request) > window:
-            raise _TaskEnded(
+            raise TaskEnded(
                 f"this turn alone is ~{request_tokens(request):,} tokens (its message, attached "
                 f"files and tool results) and the model's context window holds {window:,}: "
                 "shorten the message or the files attached, ask for less at once, or use a "
@@ -580,7 +507,7 @@ class Orchestrator:
         )
 
     async def _clarify(
-        self, turn_id: int, state: _TaskState, reply: StreamedReply, question: str
+        self, turn_id: int, state: TaskState, reply: StreamedReply, question: str
     ) -> TurnResult:
         self.bus.emit(ev.ClarifyRequested, turn_id, question=question)
         self._remember(
@@ -590,7 +517,7 @@ class Orchestrator:
         return TurnResult("finished", answer=question)
 
     async def _finish_task(
-        self, turn_id: int, state: _TaskState, reply: StreamedReply, answer: str
+        self, turn_id: int, state: TaskState, reply: StreamedReply, answer: str
     ) -> TurnResult:
         if answer not in reply.shown:
             # The answer sat inside <final>…</final>, which the stream held back.
@@ -603,7 +530,7 @@ class Orchestrator:
         await self._review(turn_id, state, answer)
         return TurnResult("finished", answer=answer)
 
-    async def _review(self, turn_id: int, state: _TaskState, answer: str) -> None:
+    async def _review(self, turn_id: int, state: TaskState, answer: str) -> None:
         """The critic's verdict; a critic that cannot run is reported, not fatal to the turn."""
         self.bus.emit(ev.ReviewStarted, turn_id)
         try:
@@ -627,7 +554,7 @@ class Orchestrator:
     async def _run_calls(
         self,
         turn_id: int,
-        state: _TaskState,
+        state: TaskState,
         reply: StreamedReply,
         prose: str,
         calls: list[ParsedCall],
@@ -667,7 +594,7 @@ class Orchestrator:
                 self._remember(
                     fmt.result_message(call_id, call.name or "invalid_call", fmt.call_error(item))
                 )
-                self._note_outcome(state, ("malformed", item), "failed")
+                state.note_outcome(("malformed", item), "failed")
                 continue
             key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
             if key == state.last_success or key in state.reads_done:
@@ -699,29 +626,4 @@ class Orchestrator:
             )
             shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
             self._remember(fmt.result_message(call_id, item.tool.name, shown))
-            self._note_outcome(state, key, outcome.status)
-
-    @staticmethod
-    def _note_outcome(state: _TaskState, key: tuple[str, str], status: ev.CallStatus) -> None:
-        """Stop a task that repeats the same failing call, or whose calls keep being denied,
-        instead of letting it loop."""
-        state.last_failed = status == "failed"
-        if status == "denied":
-            state.denial_streak += 1
-            if state.denial_streak >= DENIAL_LIMIT:
-                raise _TaskEnded(
-                    f"{DENIAL_LIMIT} tool calls in a row were not allowed to run, so the task "
-                    "stopped",
-                    status="denied",
-                )
-            return
-        state.denial_streak = 0
-        if status == "ok":
-            state.last_failure, state.failure_streak = None, 0
-            return
-        state.failure_streak = state.failure_streak + 1 if state.last_failure == key else 1
-        state.last_failure = key
-        if state.failure_streak >= REPEATED_FAILURE_LIMIT:
-            raise _TaskEnded(
-                f"the same tool call failed {REPEATED_FAILURE_LIMIT} times in a row ({key[0]})"
-            )
+            state.note_outcome(key, outcome.status)

@@ -1,0 +1,123 @@
+"""A task's running record, and the rules that keep a small model's task moving.
+
+What the orchestrator remembers between planning steps (calls that failed or were denied in a
+row, reads already done, the steps the critic will see), the messages that answer a reply that
+does not move the task, and the limits that end a task going round in circles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pheron_tui.core import events as ev
+from pheron_tui.core.critic import Step
+
+
+def unsummarised_answer(result: tuple[str, str]) -> str:
+    tool, observation = result
+    return (
+        f"The model did not put the result into words, so here it is as {tool} returned it:"
+        f"\n\n```\n{observation}\n```"
+    )
+
+
+REPEATED_CALL_MESSAGE = (
+    "You already made this exact call; its result is above. Do not call it again. Answer the "
+    "request from that result."
+)
+
+QUESTION_ONLY_MESSAGE = (
+    "The request only asks a question; nothing should be changed. Find the answer with the "
+    "read-only tools, then give it."
+)
+
+REPEATED_FAILURE_LIMIT = 3
+DENIAL_LIMIT = 3
+EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
+ECHO_MESSAGE = (
+    "That repeats the request; it is not an answer. Do what it asks with the tools, then "
+    "say what you did or found."
+)
+RETRY_MESSAGE = (
+    "Your last tool call failed; its result above says why. Do not ask the user yet: correct "
+    "the call and try again."
+)
+PARROT_MESSAGE = (
+    "That repeats the request instead of asking something new. Do not ask: use the tools to "
+    "find out, then answer."
+)
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9_.]+", text.lower())
+
+
+def parrots(question: str, request: str) -> bool:
+    """Whether a CLARIFY question (or an answer) is just the request said back (most of its
+    words, in the request)."""
+    asked, said = words(question), set(words(request))
+    return bool(asked) and sum(w in said for w in asked) >= 0.8 * len(asked)
+
+
+class TaskEnded(Exception):
+    """Ends a task early with a status and a reason for the user."""
+
+    def __init__(self, reason: str, status: ev.TurnStatus = "failed") -> None:
+        super().__init__(reason)
+        self.status: ev.TurnStatus = status
+
+
+@dataclass
+class TaskState:
+    request: str
+    steps: list[Step] = field(default_factory=list)
+    """Every call run or refused, for the critic."""
+    last_failure: tuple[str, str] | None = None
+    failure_streak: int = 0
+    denial_streak: int = 0
+    last_success: tuple[str, str] | None = None
+    reads_done: set[tuple[str, str]] = field(default_factory=set)
+    """Read-only calls that worked since the last call that could change anything: their
+    results are in the conversation already."""
+    answer_now: bool = False
+    """The model repeated its last successful call: the next step must answer, not call."""
+    last_result: tuple[str, str] = ("", "")
+    must_call: bool = False
+    """The model said nothing or asked the request back: the next step must call a tool."""
+    echoed: bool = False
+    """The model once gave the request itself as its answer (told to act; not twice)."""
+    last_failed: bool = False
+    """The latest call failed (not denied): its result says what to correct."""
+    retried: bool = False
+    """The model, asking the user right after a failed call, was once told to retry."""
+    only_to_know: bool = False
+    """The request is a question that asks for no change (``intent.asks_only_to_know``): a
+    write the model proposes is refused before the user is asked."""
+    about_workspace: bool = False
+    """The request names a file, folder or code of the workspace, or speaks of files, folders
+    or commands: looking comes first."""
+
+    def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
+        """Stop a task that repeats the same failing call, or whose calls keep being denied,
+        instead of letting it loop."""
+        self.last_failed = status == "failed"
+        if status == "denied":
+            self.denial_streak += 1
+            if self.denial_streak >= DENIAL_LIMIT:
+                raise TaskEnded(
+                    f"{DENIAL_LIMIT} tool calls in a row were not allowed to run, so the task "
+                    "stopped",
+                    status="denied",
+                )
+            return
+        self.denial_streak = 0
+        if status == "ok":
+            self.last_failure, self.failure_streak = None, 0
+            return
+        self.failure_streak = self.failure_streak + 1 if self.last_failure == key else 1
+        self.last_failure = key
+        if self.failure_streak >= REPEATED_FAILURE_LIMIT:
+            raise TaskEnded(
+                f"the same tool call failed {REPEATED_FAILURE_LIMIT} times in a row ({key[0]})"
+            )
