@@ -88,9 +88,7 @@ async def _load(
             # "project/config.py" in a workspace called project: the model named the
             # workspace itself as a folder in it. The file it meant is there.
             return await _load(ctx, inside, limit)
-        found = await asyncio.to_thread(_same_name, ctx, path.name)
-        hint = f"; files with that name here: {', '.join(found)}" if found else ""
-        return ToolResult(ok=False, observation=f"{shown} does not exist{hint}")
+        return ToolResult(ok=False, observation=await _missing(ctx, path))
     except PathRefused as exc:
         return ToolResult(ok=False, observation=f"{shown}: {exc}")
     except OSError as exc:
@@ -116,6 +114,49 @@ def _inside_own_name(ctx: ToolContext, raw: str) -> str | None:
         return rest if resolve_path(ctx.workspace, rest, ctx.protected).is_file() else None
     except PathRefused:
         return None
+
+
+async def _missing(ctx: ToolContext, path: Path) -> str:
+    """Why ``path`` could not be used, and where to look instead: files of that name
+    elsewhere, or else what the nearest folder that exists holds. A small model that guessed a
+    path otherwise tries the same guess again, or gives up."""
+    shown = display_path(ctx.workspace, path)
+    found = await asyncio.to_thread(_same_name, ctx, path.name)
+    if found:
+        return f"{shown} does not exist; files with that name here: {', '.join(found)}"
+    nearby = await asyncio.to_thread(_nearest_folder, ctx, path)
+    if nearby is None:
+        return f"{shown} does not exist"
+    folder, entries, more = nearby
+    listed = ", ".join(entries) + (f" and {more} more" if more else "") if entries else "nothing"
+    return f"{shown} does not exist; {folder} holds: {listed}"
+
+
+NEARBY_SHOWN = 30
+"""Entries named, at most, from the nearest folder of a path that does not exist."""
+
+
+def _nearest_folder(ctx: ToolContext, path: Path) -> tuple[str, list[str], int] | None:
+    """The nearest existing folder above ``path`` in the workspace (as shown), up to
+    ``NEARBY_SHOWN`` of its entries (folders end in "/"), and how many more there are."""
+    root = ctx.workspace.resolve()
+    folder = path.parent
+    while folder != root and not folder.is_dir():
+        folder = folder.parent
+    if not folder.is_relative_to(root) or any(folder.is_relative_to(p) for p in ctx.protected):
+        return None
+    try:
+        children = sorted(folder.iterdir(), key=lambda c: c.name)
+    except OSError:
+        return None
+    names = [
+        child.name + ("/" if child.is_dir() else "")
+        for child in children
+        if child.name not in SKIPPED_FOLDERS
+        and not any(child.is_relative_to(p) for p in ctx.protected)
+    ]
+    shown = display_path(ctx.workspace, folder)
+    return shown, names[:NEARBY_SHOWN], max(len(names) - NEARBY_SHOWN, 0)
 
 
 SAME_NAME_LOOKS = 2000
@@ -220,9 +261,10 @@ class ListDir(_PathTool):
         except PathRefused as exc:
             return _refused(exc)
         shown = display_path(ctx.workspace, path)
+        if not path.exists():
+            return ToolResult(ok=False, observation=await _missing(ctx, path))
         if not path.is_dir():
-            what = "does not exist" if not path.exists() else "is not a directory"
-            return ToolResult(ok=False, observation=f"{shown} {what}")
+            return ToolResult(ok=False, observation=f"{shown} is not a directory")
         try:
             found = await asyncio.to_thread(list_folder, ctx.workspace, path)
         except PathRefused as exc:
@@ -615,7 +657,7 @@ class MovePath(_PathTool):
         try:
             await asyncio.to_thread(move_entry, ctx.workspace, source, destination)
         except FileNotFoundError:
-            return ToolResult(ok=False, observation=f"{args.source} does not exist")
+            return ToolResult(ok=False, observation=await _missing(ctx, source))
         except (PathRefused, OSError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
             return ToolResult(ok=False, observation=f"could not move {shown}: {why}")
@@ -648,7 +690,7 @@ class DeletePath(_PathTool):
         try:
             kind = await asyncio.to_thread(delete_entry, ctx.workspace, path)
         except FileNotFoundError:
-            return ToolResult(ok=False, observation=f"{shown} does not exist")
+            return ToolResult(ok=False, observation=await _missing(ctx, path))
         except (PathRefused, OSError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
             return ToolResult(ok=False, observation=f"could not delete {shown}: {why}")

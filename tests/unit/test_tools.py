@@ -253,8 +253,35 @@ async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> No
     assert result.observation == (
         "project/config.py does not exist; files with that name here: pkg/config.py"
     )
-    nothing = await tool.run(tool.Args(path="nowhere.py"), ToolContext(workspace=workspace))
-    assert nothing.observation == "nowhere.py does not exist"
+    nothing = await tool.run(tool.Args(path="pkg/sub/nowhere.py"), ToolContext(workspace=workspace))
+    assert nothing.observation == "pkg/sub/nowhere.py does not exist; pkg holds: config.py"
+
+
+async def test_a_missing_path_shows_what_the_nearest_folder_holds(tmp_path) -> None:
+    from pheron_tui.core.tools import ToolContext
+    from pheron_tui.tools.builtin import NEARBY_SHOWN, DeletePath, ListDir, MovePath, ReadFile
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "docs").mkdir()
+    (workspace / "secrets").mkdir()
+    (workspace / ".git").mkdir()
+    for n in range(NEARBY_SHOWN + 3):
+        (workspace / f"f{n:02d}.txt").write_text("x")
+    ctx = ToolContext(workspace=workspace, protected=(workspace / "secrets",))
+    guessed = await ReadFile().run(ReadFile.Args(path="config/max_items.txt"), ctx)
+    assert not guessed.ok and guessed.observation.startswith(
+        "config/max_items.txt does not exist; . holds: docs/, f00.txt, f01.txt"
+    )
+    # Protected places and tool folders are not named; a long folder is cut, with a count.
+    assert "secrets" not in guessed.observation and ".git" not in guessed.observation
+    assert guessed.observation.endswith("and 4 more")
+    for result in (
+        await ListDir().run(ListDir.Args(path="src/lib"), ctx),
+        await DeletePath().run(DeletePath.Args(path="old.log"), ctx),
+        await MovePath().run(MovePath.Args(source="a.csv", destination="b.csv"), ctx),
+    ):
+        assert not result.ok and "does not exist; . holds: docs/" in result.observation
 
 
 async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) -> None:
