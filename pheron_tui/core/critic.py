@@ -9,7 +9,8 @@ Where the provider can score, the critic first states what the request asks and 
 results show, in a sentence or two, then the verdict is the higher-scored of PASS and FAIL after
 it: a small model judging from one token, with no room to look, contradicts its own reason ("the
 file was moved … FAIL"); judging after it has said what it saw, it mostly agrees with it.
-Elsewhere one reply gives verdict and reason.
+A FAIL then says, in a sentence, what is wrong or missing. Elsewhere one reply gives verdict
+and reason.
 
 One verdict needs no model: a request to change something whose every attempted change failed
 or was refused is not done, whatever the answer says.
@@ -30,6 +31,7 @@ from pheron_tui.core.prompts import (
     CRITIC_SYSTEM,
     CRITIC_VERDICT,
     CRITIC_VERDICT_WITH_REASON,
+    CRITIC_WHY_FAIL,
     defuse,
 )
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
@@ -186,8 +188,20 @@ class CriticAgent:
             # A server without logprobs: ask for the verdict in words.
             review = self._parsed(await self.generate(verdict_request))
             return Review(review.verdict, check or review.reason, auto=False)
-        verdict: Verdict = "PASS" if scores["PASS"] >= scores["FAIL"] else "FAIL"
-        return Review(verdict, check or "(no reason given)", auto=False)
+        if scores["PASS"] >= scores["FAIL"]:
+            return Review("PASS", check or "(no reason given)", auto=False)
+        # What was asked and done does not say what is wrong; a FAIL must, to be acted on.
+        why_request = verdict_request.model_copy(
+            update={
+                "messages": [
+                    *verdict_request.messages,
+                    Message(role="assistant", content="FAIL"),
+                    Message(role="user", content=CRITIC_WHY_FAIL),
+                ]
+            }
+        )
+        why = first_sentences(await self.generate(why_request), limit=1)
+        return Review("FAIL", why or check or "(no reason given)", auto=False)
 
     @staticmethod
     def _parsed(reply: str) -> Review:

@@ -167,6 +167,7 @@ CRITIC_ASSESS = (
     "show the agent did or found. Do not give a verdict yet."
 )
 CRITIC_VERDICT = "Now compare the final answer with what the results show. Verdict (PASS or FAIL):"
+CRITIC_WHY_FAIL = "In one sentence: what is wrong with the final answer, or missing from it?"
 CRITIC_VERDICT_WITH_REASON = (
     "Reply with PASS or FAIL, then a colon and one short sentence giving the reason."
 )

@@ -99,3 +99,16 @@ async def test_without_logprobs_the_verdict_is_asked_for_in_words() -> None:
     step = Step("move_path", {"source": "a", "destination": "b"}, "write", "ok", "moved a to b")
     review = await critic.review("Rename a to b", "Done", [step])
     assert (review.verdict, review.reason) == ("FAIL", "The file was renamed.")
+
+
+async def test_a_scored_fail_says_what_is_wrong() -> None:
+    provider = _ScoringScript(
+        ["It asks for the top score. cy has 8.", "The answer names dee, who scored 1. More"]
+    )
+    critic = CriticAgent(provider, lambda r: _generate(provider, r))
+    step = Step("read_file", {"path": "data.csv"}, "read", "ok", "ana,3\ncy,8\ndee,1")
+    review = await critic.review("Who had the highest score?", "dee", [step])
+    assert (review.verdict, review.reason) == ("FAIL", "The answer names dee, who scored 1.")
+    why = provider.requests[-1]
+    assert [m.role for m in why.messages][-2:] == ["assistant", "user"]
+    assert why.messages[-2].content == "FAIL" and "what is wrong" in why.messages[-1].content
