@@ -122,44 +122,33 @@ def planning_request(
     )
 
 
-RELEVANCE_QUESTION = (
-    "Is one of the tools above made to do what I asked, using only the values I gave? Answer "
-    "yes or no."
-)
-FIRST_CALL_MIN_RELEVANCE = 0.6
-"""Below this chance of "yes" to ``RELEVANCE_QUESTION``, the model is not made to call on the
+FIRST_CALL_MIN_PROBABILITY = 0.15
+"""Below this chance of starting its reply with a call, the model is not made to call on the
 first step. A forced call is always *some* call: asked "What is the capital of France?" with
-only a triangle-area tool, a forced model computes an area. Asked outright, the model tells
-the two apart better than by how likely it is to start its reply with a call (the rule before):
-Qwen2.5-Coder-1.5B, BFCL every 8th case (138 cases, ``bench/first_call.py``): the area under
-the ROC curve separating irrelevance from the rest 0.91, against 0.83 for the chance of a call.
-Forced at 0.6: 11 of 30 irrelevance questions, against 50 of 50 simple_python, 28 of 33
-live_simple and 24 of 25 multiple (the rule before, a call chance of 0.15: 15, 49, 29, 23).
-Requests about the workspace's own files are forced whatever the score (``about_workspace``
-in the orchestrator)."""
+only a triangle-area tool, a forced model computes an area. Qwen2.5-Coder-1.5B, BFCL, every
+8th case, the prompt telling it to answer itself when no tool fits: 0.15 or more for 16 of 30
+questions no tool fits, against 49 of 50 simple_python, 29 of 33 live_simple and 23 of 25
+multiple questions a tool fits (at 0.1: 19, 50, 31, 24 of 25; at 0.2: 13, 47, 28, 23).
+Requests about the workspace's own files often score low too; those are forced whatever the
+score (``about_workspace`` in the orchestrator)."""
 
 
 async def first_call_needed(provider: Provider, request: CompletionRequest) -> bool:
-    """Whether the first planning step may be forced to a call: when the model, asked, says a
-    tool does what the request asks. The question follows the request as it stands, so the
-    planning step then reuses the prompt read here from the cache. Where scoring is
-    impossible, the call stays forced as before."""
+    """Whether the first planning step may be forced to a call: unless the model itself all
+    but rules a call out. Scored on the request as it stands, unforced, so the prompt read here
+    is the one the planning step then reuses from the cache. Where scoring is impossible, the
+    call stays forced as before."""
     if not isinstance(provider, ChoiceScorer):
         return True
-    asked = request.model_copy(
-        update={
-            "tool_choice": "auto",
-            "messages": [*request.messages, Message(role="user", content=RELEVANCE_QUESTION)],
-        }
-    )
+    free = request.model_copy(update={"tool_choice": "auto"})
     try:
-        scores = await provider.score_choices(asked, ["yes", "no"])
+        scores = await provider.score_choices(free, [LEGACY_CALL_START])
     except OptionsUnlikely:
-        return False  # neither answer is likely: no sign a tool fits
+        return False  # not even among the likely first tokens
     except ScoringUnavailable:
         return True
-    yes, no = math.exp(scores["yes"]), math.exp(scores["no"])
-    return yes / (yes + no) >= FIRST_CALL_MIN_RELEVANCE if yes + no > 0 else False
+    # A model that thinks first scores low here and is left to decide after its reasoning.
+    return math.exp(scores[LEGACY_CALL_START]) >= FIRST_CALL_MIN_PROBABILITY
 
 
 async def first_step_request(provider: Provider, request: CompletionRequest) -> CompletionRequest:
