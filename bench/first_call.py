@@ -17,8 +17,8 @@ What it showed, and why the question is not the rule: Qwen2.5-Coder-1.5B, every 
 against 15, 49, 29, 23 by the call chance at 0.15). Run on every case, the question rule got
 17 of the first 50 irrelevance cases right, the call-chance rule 30 (16 cases turned wrong,
 3 right): most irrelevance scores sit between 0.5 and 0.75, so a sample of 30 says little
-about how many fall above 0.6. A sample is for finding
-candidates; a rule is kept on the full set.
+about how many fall above 0.6. A sample is for finding candidates; a rule is kept on the
+full set.
 """
 
 from __future__ import annotations
