@@ -345,7 +345,9 @@ class Orchestrator:
             await self.registry.refresh()  # tools that came or went (MCP) count from this step
             schemas = self.registry.schemas()
             free_start = step == 1 and not state.about_workspace
-            reply = await self._plan_step(turn_id, step, answer_now, must_call, free_start)
+            reply = await self._plan_step(
+                turn_id, step, answer_now, must_call, free_start, state.only_to_know
+            )
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
             if answer_now and (parsed.kind == "tool_calls" or not parsed.text):
@@ -408,18 +410,20 @@ class Orchestrator:
         answer_now: bool,
         must_call: bool = False,
         free_start: bool = False,
+        only_to_know: bool = False,
     ) -> StreamedReply:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched). ``free_start``:
         a first step whose call would be forced is left free when the model all but rules a
-        call out (``first_call_needed``)."""
+        call out (``first_call_needed``). ``only_to_know``: the request only asks, so no tool
+        that writes is offered."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
             return planning_request(
                 fmt,
                 self.settings.workspace.resolve(),
-                self._specs(),
+                self._specs(only_to_know),
                 self.history,
                 max_tokens=self.settings.plan_max_tokens,
                 step=step,
@@ -439,13 +443,21 @@ class Orchestrator:
             if call_format(self.provider) == fmt:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
-            return await self._plan_step(turn_id, step, answer_now, must_call, free_start)
+            return await self._plan_step(
+                turn_id, step, answer_now, must_call, free_start, only_to_know
+            )
 
-    def _specs(self) -> list[ToolSpec]:
-        """The tools the model is offered: in plan mode, only those that only read."""
-        if not self.settings.plan_mode:
-            return self.registry.specs()
-        return [self.registry.spec(tool) for tool in self.registry if tool.risk == "read"]
+    def _specs(self, only_to_know: bool = False) -> list[ToolSpec]:
+        """The tools the model is offered: in plan mode, only those that only read; for a
+        request that only asks, all but those that write. A small model offered edit_file for
+        "Which function reverses a string?" proposes a rename, and answers with the name it
+        made up; a tool it is not shown it does not reach for. (A write it names anyway is
+        still refused by the question guard.)"""
+        if self.settings.plan_mode:
+            return [self.registry.spec(tool) for tool in self.registry if tool.risk == "read"]
+        if only_to_know:
+            return [self.registry.spec(tool) for tool in self.registry if tool.risk != "write"]
+        return self.registry.specs()
 
     def _instructions(self) -> str:
         parts = [self.settings.instructions]

@@ -365,6 +365,20 @@ async def test_a_question_gets_no_write(make_agent, workspace) -> None:
     assert "buy milk" in (workspace / "notes.md").read_text()
     told = [m.content for r in agent.provider.requests for m in r.messages]
     assert any("only asks a question" in str(text) for text in told)
+    # No tool that writes was offered (a write named anyway is the guard's, above); reading
+    # and running commands were.
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    offered = {t.function.name for r in plans for t in r.tools}
+    assert {"read_file", "shell_exec"} <= offered
+    assert not offered & {"edit_file", "write_file", "delete_path", "move_path"}
+    assert "edit_file" not in (plans[0].messages[0].content or "")
+
+
+async def test_a_change_request_is_offered_the_tools_that_write(make_agent) -> None:
+    agent = make_agent(native_tools=False, classify=["task"], plan=["<final>ok</final>"])
+    await agent.orchestrator.submit("Replace milk with bread in notes.md.")
+    [plan] = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert {"edit_file", "write_file"} <= {t.function.name for t in plan.tools}
 
 
 async def test_a_dangerous_call_waits_without_always_on_offer(make_agent) -> None:
