@@ -114,8 +114,8 @@ async def test_a_whole_task_through_the_server(server: FakeServer, workspace: Pa
         logprobs_reply(("task", -0.1), ("chat", -2.5)),
         Reply(events=[chunk_event(tool_calls=[call]), finish_event("tool_calls"), "[DONE]"]),
         sse_reply("<think>two files</think>", "There are ", "two files."),
-        logprobs_reply(("PASS", -0.05), ("FAIL", -3.0)),
-        sse_reply("The listing shows them."),
+        sse_reply("The listing shows them."),  # the critic says what it saw, then
+        logprobs_reply(("PASS", -0.05), ("FAIL", -3.0)),  # its verdict is scored
     ]
     p = provider(server)
     bus = EventBus("t")
@@ -130,7 +130,7 @@ async def test_a_whole_task_through_the_server(server: FakeServer, workspace: Pa
     thoughts = "".join(e.text for e in events if e.type == "ThinkDelta")
     assert "two files" in thoughts
     [verdict] = [e for e in events if e.type == "CriticVerdict"]
-    assert verdict.verdict == "PASS"
+    assert (verdict.verdict, verdict.reason) == ("PASS", "The listing shows them.")
     plan2 = server.requests[2]["json"]
     assert plan2["tools"][0]["type"] == "function" and plan2["tool_choice"] == "auto"
     tool_message = plan2["messages"][-1]
