@@ -38,11 +38,8 @@ import bfcl  # noqa: E402
 from pheron_tui.core.call_format import (  # noqa: E402
     FIRST_CALL_MIN_PROBABILITY,
     LEGACY_CALL_START,
-    call_format,
-    planning_request,
 )
 from pheron_tui.core.messages import Message  # noqa: E402
-from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.provider import OptionsUnlikely  # noqa: E402
 
 RELEVANCE_QUESTION = (
@@ -54,14 +51,8 @@ RELEVANCE_QUESTION = (
 async def scores(provider, case: dict) -> tuple[float, float]:
     """(chance of a call, share of "yes") for one case."""
     specs = bfcl.tool_specs(case["function"])
-    turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
-    request = planning_request(
-        call_format(provider),
-        Path(".").resolve(),
-        specs,
-        turns,
-        max_tokens=AgentSettings.plan_max_tokens,
-    ).model_copy(update={"tool_choice": "auto"})
+    request = await bfcl.request_for(provider, case, specs, free_start=False)
+    request = request.model_copy(update={"tool_choice": "auto"})
     try:
         call = math.exp(
             (await provider.score_choices(request, [LEGACY_CALL_START]))[LEGACY_CALL_START]
