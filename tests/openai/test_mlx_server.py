@@ -117,7 +117,13 @@ def test_tool_task_native(mlx_server, workspace: Path) -> None:
     done, events = pheron(
         mlx_server,
         workspace,
-        ["task", call, "The folder holds main.py and notes.md.", "PASS", "the listing matches"],
+        [
+            "task",
+            call,
+            "The folder holds main.py and notes.md.",
+            "The listing shows both files.",  # the critic says what it saw,
+            "PASS",  # then its verdict is scored
+        ],
         "What files are here?",
         "--approve",
         "read-only",
@@ -127,7 +133,7 @@ def test_tool_task_native(mlx_server, workspace: Path) -> None:
     assert finished["ok"] and "notes.md" in finished["observation"]
     assert kinds(events, "ToolCallProposed")[0]["tool"] == "list_dir"
     [verdict] = kinds(events, "CriticVerdict")
-    assert verdict["verdict"] == "PASS"
+    assert (verdict["verdict"], verdict["reason"]) == ("PASS", "The listing shows both files.")
     assert kinds(events, "TurnFinished")[0]["status"] == "finished"
 
 
@@ -140,8 +146,8 @@ def test_tool_task_legacy(mlx_server, workspace: Path) -> None:
             "CALL(",  # scored: would the model start with a call?
             'CALL(read_file) WITH {"path": "notes.md"}',
             "<final>You need to buy milk.</final>",
+            "The notes say to buy milk.",
             "PASS",
-            "ok",
         ],
         "What do my notes say?",
         "--approve",
