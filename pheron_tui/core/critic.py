@@ -40,7 +40,8 @@ Verdict = Literal["PASS", "FAIL"]
 CRITIC_MAX_TOKENS = 96
 MAX_ARGUMENTS_SHOWN = 600
 NOTHING_CHANGED = (
-    "Nothing was changed: every call that would have changed a file failed or was not run."
+    "Nothing was changed: every call that would have changed a file failed or was not run, "
+    "and no command ran."
 )
 
 _VERDICT_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b\W*(.*)", re.IGNORECASE | re.DOTALL)
@@ -48,7 +49,7 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 _STATUS_TEXT: dict[CallStatus, str] = {
     "ok": "succeeded",
-    "failed": "FAILED, changed nothing",
+    "failed": "FAILED",
     "denied": "NOT RUN (denied)",
     "cancelled": "NOT RUN (cancelled)",
 }
@@ -105,9 +106,11 @@ def critic_user(
         blocks = []
         for number, step in enumerate(steps, 1):
             head = f"{number}. {step.tool} {_arguments_text(step.arguments)}"
+            status = _STATUS_TEXT[step.status]
+            if step.status == "failed" and step.risk == "write":
+                status += ", changed nothing"  # a failed command may have changed something
             blocks.append(
-                f"{defuse(head, special_tokens)}: {_STATUS_TEXT[step.status]}\n"
-                f"{defuse(step.output, special_tokens)}"
+                f"{defuse(head, special_tokens)}: {status}\n{defuse(step.output, special_tokens)}"
             )
         changes = [
             f"{number} ({step.tool})"
@@ -161,8 +164,10 @@ class CriticAgent:
         """``question_only``: the request only asks, so refused writes were never needed."""
         if is_clarify_turn(answer, steps):
             return Review("PASS", "the agent asked a clarifying question; nothing ran", auto=True)
-        writes = [step for step in steps if step.risk == "write"]
-        if writes and not question_only and all(step.status != "ok" for step in writes):
+        tried_to_change = any(step.risk == "write" for step in steps)
+        # A command that worked may have made the change a refused write could not.
+        changed = any(step.risk != "read" and step.status == "ok" for step in steps)
+        if tried_to_change and not changed and not question_only:
             return Review("FAIL", NOTHING_CHANGED, auto=True)
         task = critic_user(request_text, steps, answer, self.provider.special_tokens)
         if isinstance(self.provider, ChoiceScorer):

@@ -112,3 +112,17 @@ async def test_a_scored_fail_says_what_is_wrong() -> None:
     why = provider.requests[-1]
     assert [m.role for m in why.messages][-2:] == ["assistant", "user"]
     assert why.messages[-2].content == "FAIL" and "what is wrong" in why.messages[-1].content
+
+
+async def test_a_refused_write_then_a_command_that_worked_is_judged_by_the_model() -> None:
+    provider = _ScoringScript(["The file was renamed with mv.", "FAIL: hmm"], scorable=False)
+    critic = CriticAgent(provider, lambda r: _generate(provider, r))
+    steps = [
+        Step("move_path", {"source": "a", "destination": "b"}, "write", "denied", "denied"),
+        Step("shell_exec", {"command": "mv a b"}, "execute", "ok", "exit code 0"),
+    ]
+    review = await critic.review("Rename a to b", "Done", steps)
+    assert not review.auto  # not the automatic "nothing was changed"
+    failed_command = Step("shell_exec", {"command": "make"}, "execute", "failed", "exit 2")
+    assert "1. shell_exec" in critic_user("build", [failed_command], "x")
+    assert "changed nothing" not in critic_user("build", [failed_command], "x")
