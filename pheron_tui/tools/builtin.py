@@ -7,6 +7,7 @@ import os
 import threading
 import time
 from abc import abstractmethod
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
@@ -132,6 +133,14 @@ async def _missing(ctx: ToolContext, path: Path) -> str:
     return f"{shown} does not exist; {folder} holds: {listed}"
 
 
+def _entry_names(entries: Iterable[os.DirEntry[str]]) -> list[str]:
+    """Folder entries by name, folders (not links to them) ending in "/"."""
+    return [
+        entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+        for entry in sorted(entries, key=lambda e: e.name)
+    ]
+
+
 NEARBY_SHOWN = 30
 """Entries named, at most, from the nearest folder of a path that does not exist."""
 
@@ -146,15 +155,15 @@ def _nearest_folder(ctx: ToolContext, path: Path) -> tuple[str, list[str], int] 
     if not folder.is_relative_to(root) or any(folder.is_relative_to(p) for p in ctx.protected):
         return None
     try:
-        children = sorted(folder.iterdir(), key=lambda c: c.name)
-    except OSError:
+        found = list_folder(ctx.workspace, folder)  # links in the way are refused, not followed
+    except (PathRefused, OSError):
         return None
-    names = [
-        child.name + ("/" if child.is_dir() else "")
-        for child in children
-        if child.name not in SKIPPED_FOLDERS
-        and not any(child.is_relative_to(p) for p in ctx.protected)
-    ]
+    names = _entry_names(
+        entry
+        for entry in found
+        if entry.name not in SKIPPED_FOLDERS
+        and not any((folder / entry.name).is_relative_to(p) for p in ctx.protected)
+    )
     shown = display_path(ctx.workspace, folder)
     return shown, names[:NEARBY_SHOWN], max(len(names) - NEARBY_SHOWN, 0)
 
@@ -271,10 +280,7 @@ class ListDir(_PathTool):
             return ToolResult(ok=False, observation=f"{shown}: {exc}")
         except OSError as exc:
             return ToolResult(ok=False, observation=f"{shown} cannot be listed: {exc.strerror}")
-        entries = []
-        for entry in sorted(found, key=lambda e: e.name):
-            is_dir = entry.is_dir(follow_symlinks=False)
-            entries.append(entry.name + ("/" if is_dir else ""))
+        entries = _entry_names(found)
         if not entries:
             return ToolResult(ok=True, observation=f"{shown} is empty")
         limit = 500
