@@ -335,7 +335,15 @@ class SearchFiles(_PathTool):
             )
         if not matches:
             return ToolResult(ok=True, observation=f"no matches for {args.pattern!r} in {shown}")
+        if len(search.hits) <= CONTEXT_MATCHES and not search.timed_out:
+            matches = search.with_context()
         return ToolResult(ok=not search.timed_out, observation="\n".join(matches))
+
+
+CONTEXT_MATCHES = 5
+"""A search with this many matches or fewer shows the lines around each (``grep -B1 -A3``): a
+model that finds ``def average(numbers):`` then sees the body it asked about."""
+CONTEXT_BEFORE, CONTEXT_AFTER = 1, 3
 
 
 class _Search:
@@ -353,6 +361,8 @@ class _Search:
         self.stop, self.cap = stop, cap
         self.deadline = time.monotonic() + SEARCH_BUDGET_S
         self.timed_out = False
+        self.hits: list[tuple[str, int, list[str]]] = []
+        """(shown path, line number, the file's lines) of the first few matches."""
 
     def _files(self, root: Path) -> list[Path]:
         files = [root] if root.is_file() else []
@@ -374,7 +384,8 @@ class _Search:
                 continue  # a link out of the workspace, a device, a file gone meanwhile
             if size > _MAX_READ_BYTES or _looks_binary(data):
                 continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            lines = data.decode("utf-8", "replace").splitlines()
+            for number, line in enumerate(lines, 1):
                 left = self.deadline - time.monotonic()
                 try:
                     if left <= 0 or self.stop.is_set():
@@ -386,11 +397,32 @@ class _Search:
                     self.timed_out = not self.stop.is_set()
                     return results
                 if found:
-                    results.append(f"{display_path(self.workspace, file)}:{number}: {line[:300]}")
+                    shown = display_path(self.workspace, file)
+                    results.append(f"{shown}:{number}: {line[:300]}")
+                    if len(self.hits) <= CONTEXT_MATCHES:
+                        self.hits.append((shown, number, lines))
                     if len(results) >= self.cap:
                         results.append(f"[stopped after {self.cap} matches]")
                         return results
         return results
+
+    def with_context(self) -> list[str]:
+        """The matches with the lines around them, grep's way: ``path:N: match``,
+        ``path-N- context``, ``--`` between groups that do not touch."""
+        out: list[str] = []
+        last: tuple[str, int] | None = None  # the last line shown
+        matched = {(shown, number) for shown, number, _ in self.hits}
+        for shown, number, lines in self.hits:
+            start = max(number - CONTEXT_BEFORE, 1)
+            if last is not None and last[0] == shown:
+                start = max(start, last[1] + 1)
+            if out and (last is None or last[0] != shown or start > last[1] + 1):
+                out.append("--")
+            for at in range(start, min(number + CONTEXT_AFTER, len(lines)) + 1):
+                mark = ":" if (shown, at) in matched else "-"
+                out.append(f"{shown}{mark}{at}{mark} {lines[at - 1][:300]}")
+                last = (shown, at)
+        return out
 
 
 def _git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:

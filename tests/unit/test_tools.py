@@ -96,6 +96,23 @@ async def test_list_dir_and_search_files(workspace: Path) -> None:
     assert "top secret" not in found.observation
 
 
+async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef average(numbers):\n"
+        "    return sum(numbers) / (len(numbers) - 1)\n"
+    )
+    found = (await call(tmp_path, "search_files", pattern="average")).observation
+    assert found.splitlines() == [
+        "calc.py-4- ",
+        "calc.py:5: def average(numbers):",
+        "calc.py-6-     return sum(numbers) / (len(numbers) - 1)",
+    ]
+    # Many matches: one line each, as before.
+    (tmp_path / "many.txt").write_text("average\nfiller\n" * 6)
+    found = (await call(tmp_path, "search_files", pattern="average")).observation
+    assert "filler" not in found and found.count("average") == 7
+
+
 async def test_write_and_edit_file(workspace: Path) -> None:
     assert (await call(workspace, "write_file", path="new/c.txt", content="one two")).ok
     assert (workspace / "new" / "c.txt").read_text() == "one two"
