@@ -76,6 +76,33 @@ def asks_only_to_know(text: str) -> bool:
     return question and _CHANGE_WORDS.search(text) is None
 
 
+# A verb of change in its bare form opening a clause: the request, or part of it, is an order
+# to change something ("Fix the bug", "…, then run it", "Can you rename it?"). Inside a clause
+# the same verbs are usually only mentioned ("Explain what `make build` does").
+_CHANGE_ORDER = re.compile(
+    r"(?:^|[,;:.!]\s+|\b(?:and|then|please|you)\s+)"
+    r"(?:fix|change|edit|create|add|write|delete|remove|rename|move|replace|update|make|"
+    r"refactor|implement|insert|append|save|modify|rewrite|install|run|execute|commit|undo|"
+    r"revert|generate|build|restore|convert|correct|apply|patch|put)\b",
+    re.IGNORECASE,
+)
+
+
+def orders_a_change(text: str) -> bool:
+    """Whether the message tells the agent to change something (``Fix the bug in calc.py``,
+    ``Could you rename data.csv?``, ``Why does it fail? Run it.``), so that an answer with
+    nothing written or run has not done it. A question (``How do I run it?``, ``Is the file
+    created?``) is no order."""
+    for sentence in _SENTENCE_END.split(text):
+        question = _QUESTION_START.match(sentence) or sentence.rstrip().endswith("?")
+        if _CHANGE_ORDER.search(sentence) and (not question or _ASKED_TO_DO.match(sentence)):
+            return True
+    return False
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
+
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
 WALK_LIMIT = 2000
 """Entries looked at, at most, to find a file the message names below the workspace root."""

@@ -36,7 +36,12 @@ from pheron_tui.core.context import (
 from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.intent import asks_only_to_know, classify, speaks_of_the_workspace
+from pheron_tui.core.intent import (
+    asks_only_to_know,
+    classify,
+    orders_a_change,
+    speaks_of_the_workspace,
+)
 from pheron_tui.core.limits import (
     DEFAULT_MAX_STEPS,
     DEFAULT_OUTPUT_CAP_CHARS,
@@ -62,6 +67,7 @@ from pheron_tui.core.task_state import (
     QUESTION_ONLY_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
+    UNDONE_CHANGE_MESSAGE,
     TaskEnded,
     TaskState,
     parrots,
@@ -310,7 +316,10 @@ class Orchestrator:
             return await self._chat(turn_id)
         about_workspace = classification.method == "workspace" or speaks_of_the_workspace(text)
         state = TaskState(
-            request=text, about_workspace=about_workspace, only_to_know=asks_only_to_know(text)
+            request=text,
+            about_workspace=about_workspace,
+            only_to_know=asks_only_to_know(text),
+            orders_change=orders_a_change(text) and not self.settings.plan_mode,
         )
         return await self._run_task(turn_id, state)
 
@@ -385,6 +394,10 @@ class Orchestrator:
                 # say so once, and ask for the work.
                 state.echoed = True
                 self._send_back(state, reply, ECHO_MESSAGE)
+                continue
+            if state.answers_without_acting() and not answer_now:
+                state.told_to_change = True
+                self._send_back(state, reply, UNDONE_CHANGE_MESSAGE)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(
@@ -615,8 +628,13 @@ class Orchestrator:
                 # saying so, and asking for the answer, does. Not an error the user has to
                 # read: the answer follows.
                 log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
-                self._remember(fmt.result_message(call_id, item.tool.name, REPEATED_CALL_MESSAGE))
-                state.answer_now = True
+                if state.answers_without_acting():
+                    # Reading round and round instead of making the change asked for.
+                    state.told_to_change = state.must_call = True
+                    said = f"{REPEATED_CALL_MESSAGE.split('.')[0]}. {UNDONE_CHANGE_MESSAGE}"
+                else:
+                    state.answer_now, said = True, REPEATED_CALL_MESSAGE
+                self._remember(fmt.result_message(call_id, item.tool.name, said))
                 continue
             # A small model asked "Which function reverses a string?" may edit the file: the
             # user asked to know, not to change, so the write is shown denied, never asked.

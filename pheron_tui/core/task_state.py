@@ -32,6 +32,12 @@ QUESTION_ONLY_MESSAGE = (
     "read-only tools, then give it."
 )
 
+UNDONE_CHANGE_MESSAGE = (
+    "The request asks you to change something, and nothing has been written, edited or run "
+    "yet: your reply only talks about it. Make the change now with a tool call, then say what "
+    "you did."
+)
+
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
@@ -94,9 +100,23 @@ class TaskState:
     only_to_know: bool = False
     """The request is a question that asks for no change (``intent.asks_only_to_know``): a
     write the model proposes is refused before the user is asked."""
+    orders_change: bool = False
+    """The request tells the agent to change something (``intent.orders_a_change``)."""
+    told_to_change: bool = False
+    """The model, answering such a request without trying any change, was once told to make
+    it."""
     about_workspace: bool = False
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
+
+    def answers_without_acting(self) -> bool:
+        """An order to change answered before any call that could change something was even
+        tried: small models describe the fix instead of making it. Said once per task."""
+        return (
+            self.orders_change
+            and not self.told_to_change
+            and all(step.risk == "read" for step in self.steps)
+        )
 
     def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,

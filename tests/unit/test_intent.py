@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pheron_tui.core.intent import asks_only_to_know, classify_request
+from pheron_tui.core.intent import asks_only_to_know, classify_request, orders_a_change
 
 
 def test_a_long_message_is_classified_from_its_start_and_end() -> None:
@@ -46,3 +46,22 @@ def test_questions_that_ask_for_no_change(text: str) -> None:
 )
 def test_requests_that_may_change_things(text: str) -> None:
     assert not asks_only_to_know(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "order"),
+    [
+        ("Fix the bug in calc.py so that `python3 test_calc.py` passes.", True),
+        ("In notes.md, replace the word colour with color.", True),
+        ("Write square.py, then run it and tell me the output.", True),
+        ("Can you rename data.csv to records.csv?", True),
+        ("Which Python version is installed here? Run a command to find out.", True),
+        ("Explain what `make build` does", False),  # a verb mentioned, not ordered
+        ("How do I run the tests?", False),
+        ("Is it possible to add a multiply function?", False),
+        ("Is there a bug in calc.py? Explain.", False),
+        ("List the Python files in this folder.", False),
+    ],
+)
+def test_orders_to_change_something(text: str, order: bool) -> None:
+    assert orders_a_change(text) is order

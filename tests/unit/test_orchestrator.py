@@ -377,7 +377,7 @@ async def test_a_question_gets_no_write(make_agent, workspace) -> None:
 async def test_a_change_request_is_offered_the_tools_that_write(make_agent) -> None:
     agent = make_agent(native_tools=False, classify=["task"], plan=["<final>ok</final>"])
     await agent.orchestrator.submit("Replace milk with bread in notes.md.")
-    [plan] = [r for r in agent.provider.requests if r.purpose == "plan"]
+    plan = next(r for r in agent.provider.requests if r.purpose == "plan")
     assert {"edit_file", "write_file"} <= {t.function.name for t in plan.tools}
 
 
@@ -416,7 +416,8 @@ async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_ag
     request = "Fix the bug in calc.py so that the tests pass."
     agent = make_agent(
         classify=["task", "task"],
-        plan=[request, LIST, "Fixed nothing yet: here is the folder.", request, request],
+        plan=[request, LIST, "Fixed nothing yet: here is the folder."]
+        + ["Fixed nothing yet: here is the folder.", request, request, request],
         critic=["FAIL: no", "FAIL: no"],
     )
     result = await agent.orchestrator.submit(request)
@@ -426,6 +427,46 @@ async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_ag
     assert agent.of("ToolCallStarted")  # it was made to act
     again = await agent.orchestrator.submit(request)  # a model that insists is not looped
     assert again.status == "finished" and again.answer == request
+
+
+async def test_an_order_answered_with_nothing_done_is_told_to_act_once(
+    make_agent, workspace
+) -> None:
+    """The 1.5B model asked to fix a bug read the file and described the fix. An order to
+    change answered before any change was tried is sent back once, and the next step must
+    call; a second such answer is the answer (and the critic's to judge)."""
+    read = 'CALL(read_file) WITH {"path": "notes.md"}'
+    edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[read, "Replace milk with bread on line 1.", edit, "<final>Done.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Replace milk with bread in notes.md.")
+    assert (result.status, result.answer) == ("finished", "Done.")
+    assert "bread" in (workspace / "notes.md").read_text()
+    told = [m.content for m in agent.orchestrator.history if m.role == "user"]
+    assert any("nothing has been written" in text for text in told)
+    assert [r.tool_choice for r in agent.provider.requests if r.purpose == "plan"][2] == (
+        "required"
+    )
+
+    stubborn = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[read, "Replace milk on line 1.", read, "<final>Replace milk on line 1.</final>"],
+        critic=["FAIL: nothing changed"],
+    )
+    result = await stubborn.orchestrator.submit("Replace milk with bread in notes.md.")
+    assert result.answer == "Replace milk on line 1."
+    assert [e.tool for e in stubborn.of("ToolCallProposed")] == ["read_file"]
+
+    # A question is not an order: its answer is not sent back.
+    asked = make_agent(
+        native_tools=False, classify=["task"], plan=[read, "<final>Milk.</final>"], critic=["PASS"]
+    )
+    assert (await asked.orchestrator.submit("What does notes.md say?")).answer == "Milk."
 
 
 class _CallScoring(ScriptedProvider):
