@@ -76,16 +76,27 @@ def asks_only_to_know(text: str) -> bool:
     return question and _CHANGE_WORDS.search(text) is None
 
 
-# A verb of change in its bare form opening a clause: the request, or part of it, is an order
-# to change something ("Fix the bug", "…, then run it", "Can you rename it?"). Inside a clause
-# the same verbs are usually only mentioned ("Explain what `make build` does").
+# A verb in its bare form opening a clause: the request, or part of it, is an order ("Fix the
+# bug", "…, then run it", "Can you rename it?"). Inside a clause the same verbs are usually only
+# mentioned ("Explain what `make build` does").
+_CLAUSE_START = r"(?:^|[,;:.!]\s+|\b(?:and|then|please|you)\s+)"
 _CHANGE_ORDER = re.compile(
-    r"(?:^|[,;:.!]\s+|\b(?:and|then|please|you)\s+)"
-    r"(?:fix|change|edit|create|add|write|delete|remove|rename|move|replace|update|make|"
-    r"refactor|implement|insert|append|save|modify|rewrite|install|run|execute|commit|undo|"
-    r"revert|generate|build|restore|convert|correct|apply|patch|put)\b",
+    _CLAUSE_START + r"(?:fix|change|edit|create|add|write|delete|remove|rename|move|replace|"
+    r"update|make|refactor|implement|insert|append|save|modify|rewrite|install|run|execute|"
+    r"commit|undo|revert|generate|build|restore|convert|correct|apply|patch|put)\b",
     re.IGNORECASE,
 )
+_RUN_ORDER = re.compile(_CLAUSE_START + r"(?:run|execute)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
+
+
+def _orders(text: str, verbs: re.Pattern[str]) -> bool:
+    for sentence in _SENTENCE_END.split(text):
+        question = _QUESTION_START.match(sentence) or sentence.rstrip().endswith("?")
+        if verbs.search(sentence) and (not question or _ASKED_TO_DO.match(sentence)):
+            return True
+    return False
 
 
 def orders_a_change(text: str) -> bool:
@@ -93,15 +104,14 @@ def orders_a_change(text: str) -> bool:
     ``Could you rename data.csv?``, ``Why does it fail? Run it.``), so that an answer with
     nothing written or run has not done it. A question (``How do I run it?``, ``Is the file
     created?``) is no order."""
-    for sentence in _SENTENCE_END.split(text):
-        question = _QUESTION_START.match(sentence) or sentence.rstrip().endswith("?")
-        if _CHANGE_ORDER.search(sentence) and (not question or _ASKED_TO_DO.match(sentence)):
-            return True
-    return False
+    return _orders(text, _CHANGE_ORDER)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
+def orders_a_run(text: str) -> bool:
+    """Whether the message tells the agent to run something (``Write square.py, run it and
+    tell me the output``): an answer with nothing run has not done it."""
+    return _orders(text, _RUN_ORDER)
+
 
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
 WALK_LIMIT = 2000

@@ -40,6 +40,7 @@ from pheron_tui.core.intent import (
     asks_only_to_know,
     classify,
     orders_a_change,
+    orders_a_run,
     speaks_of_the_workspace,
 )
 from pheron_tui.core.limits import (
@@ -67,7 +68,6 @@ from pheron_tui.core.task_state import (
     QUESTION_ONLY_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
-    UNDONE_CHANGE_MESSAGE,
     TaskEnded,
     TaskState,
     parrots,
@@ -319,7 +319,8 @@ class Orchestrator:
             request=text,
             about_workspace=about_workspace,
             only_to_know=asks_only_to_know(text),
-            orders_change=orders_a_change(text) and not self.settings.plan_mode,
+            orders_change=orders_a_change(text) and self._can("write", "execute"),
+            orders_run=orders_a_run(text) and self._can("execute"),
         )
         return await self._run_task(turn_id, state)
 
@@ -395,9 +396,10 @@ class Orchestrator:
                 state.echoed = True
                 self._send_back(state, reply, ECHO_MESSAGE)
                 continue
-            if state.answers_without_acting() and not answer_now:
-                state.told_to_change = True
-                self._send_back(state, reply, UNDONE_CHANGE_MESSAGE)
+            undone = None if answer_now else state.undone_order()
+            if undone:
+                state.told_to_act = True
+                self._send_back(state, reply, undone)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(
@@ -471,6 +473,12 @@ class Orchestrator:
         if only_to_know:
             return [self.registry.spec(tool) for tool in self.registry if tool.risk != "write"]
         return self.registry.specs()
+
+    def _can(self, *risks: str) -> bool:
+        """Whether a tool of one of these risks is offered (none that changes in plan mode)."""
+        if self.settings.plan_mode:
+            return False
+        return any(tool.risk in risks for tool in self.registry)
 
     def _instructions(self) -> str:
         parts = [self.settings.instructions]
@@ -628,10 +636,11 @@ class Orchestrator:
                 # saying so, and asking for the answer, does. Not an error the user has to
                 # read: the answer follows.
                 log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
-                if state.answers_without_acting():
-                    # Reading round and round instead of making the change asked for.
-                    state.told_to_change = state.must_call = True
-                    said = f"{REPEATED_CALL_MESSAGE.split('.')[0]}. {UNDONE_CHANGE_MESSAGE}"
+                undone = state.undone_order()
+                if undone:
+                    # Reading round and round instead of doing what was ordered.
+                    state.told_to_act = state.must_call = True
+                    said = f"{REPEATED_CALL_MESSAGE.split('.')[0]}. {undone}"
                 else:
                     state.answer_now, said = True, REPEATED_CALL_MESSAGE
                 self._remember(fmt.result_message(call_id, item.tool.name, said))

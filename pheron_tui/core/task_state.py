@@ -37,6 +37,10 @@ UNDONE_CHANGE_MESSAGE = (
     "yet: your reply only talks about it. Make the change now with a tool call, then say what "
     "you did."
 )
+UNDONE_RUN_MESSAGE = (
+    "The request asks you to run something, and nothing has been run yet. Run it now with a "
+    "tool call, then say what it printed."
+)
 
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
@@ -102,21 +106,26 @@ class TaskState:
     write the model proposes is refused before the user is asked."""
     orders_change: bool = False
     """The request tells the agent to change something (``intent.orders_a_change``)."""
-    told_to_change: bool = False
-    """The model, answering such a request without trying any change, was once told to make
-    it."""
+    orders_run: bool = False
+    """The request tells the agent to run something (``intent.orders_a_run``)."""
+    told_to_act: bool = False
+    """The model, answering such a request without trying what it orders, was once told to
+    do it."""
     about_workspace: bool = False
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
 
-    def answers_without_acting(self) -> bool:
-        """An order to change answered before any call that could change something was even
-        tried: small models describe the fix instead of making it. Said once per task."""
-        return (
-            self.orders_change
-            and not self.told_to_change
-            and all(step.risk == "read" for step in self.steps)
-        )
+    def undone_order(self) -> str | None:
+        """What to tell a model that answers an order before even trying it (small models
+        describe the fix instead of making it, or say what a script would print without
+        running it), or None. Said once per task."""
+        if self.told_to_act:
+            return None
+        if self.orders_change and all(step.risk == "read" for step in self.steps):
+            return UNDONE_CHANGE_MESSAGE
+        if self.orders_run and not any(step.risk == "execute" for step in self.steps):
+            return UNDONE_RUN_MESSAGE
+        return None
 
     def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pheron_tui.core.intent import asks_only_to_know, classify_request, orders_a_change
+from pheron_tui.core.intent import (
+    asks_only_to_know,
+    classify_request,
+    orders_a_change,
+    orders_a_run,
+)
 
 
 def test_a_long_message_is_classified_from_its_start_and_end() -> None:
@@ -65,3 +70,10 @@ def test_requests_that_may_change_things(text: str) -> None:
 )
 def test_orders_to_change_something(text: str, order: bool) -> None:
     assert orders_a_change(text) is order
+
+
+def test_orders_to_run_something() -> None:
+    assert orders_a_run("Write square.py that prints 144, run it and tell me the output.")
+    assert orders_a_run("Please execute the tests")
+    assert not orders_a_run("Fix the bug in calc.py so that `python3 test_calc.py` runs.")
+    assert not orders_a_run("How do I run the tests?")

@@ -416,8 +416,8 @@ async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_ag
     request = "Fix the bug in calc.py so that the tests pass."
     agent = make_agent(
         classify=["task", "task"],
-        plan=[request, LIST, "Fixed nothing yet: here is the folder."]
-        + ["Fixed nothing yet: here is the folder.", request, request, request],
+        # Sent back twice (it echoes; then it has changed nothing), then taken as it is.
+        plan=[request, LIST, *["Fixed nothing yet: here is the folder."] * 2, *[request] * 3],
         critic=["FAIL: no", "FAIL: no"],
     )
     result = await agent.orchestrator.submit(request)
@@ -461,6 +461,19 @@ async def test_an_order_answered_with_nothing_done_is_told_to_act_once(
     result = await stubborn.orchestrator.submit("Replace milk with bread in notes.md.")
     assert result.answer == "Replace milk on line 1."
     assert [e.tool for e in stubborn.of("ToolCallProposed")] == ["read_file"]
+
+    # Ordered to run, the model wrote the script and said what it would print.
+    write = 'CALL(write_file) WITH {"path": "sq.py", "content": "print(12**2)", "mode": "create"}'
+    run = 'CALL(shell_exec) WITH {"command": "python3 sq.py"}'
+    runner = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[write, "<final>144</final>", run, "<final>It printed 144.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await runner.orchestrator.submit("Write sq.py to print 12 squared, then run it.")
+    assert result.answer == "It printed 144."
+    assert [e.tool for e in runner.of("ToolCallProposed")] == ["write_file", "shell_exec"]
 
     # A question is not an order: its answer is not sent back.
     asked = make_agent(
