@@ -216,7 +216,8 @@ class Usage(Event):
 
 
 class PromptProgress(Event):
-    """The engine is reading a long prompt: how far it has got (before the first token)."""
+    """The engine is reading a long prompt: how far it has got (before the first token). At the
+    first token, ``processed == total``: the reading is over."""
 
     type: Literal["PromptProgress"] = "PromptProgress"
     processed: int

@@ -155,6 +155,7 @@ async def stream_reply(
     first_token_at: float | None = None
     chunks = 0
     loop = LoopGuard()
+    reading: PromptProgressChunk | None = None  # the last progress of a prompt being read
 
     def route(segments: Sequence[tuple[str, str]]) -> None:
         for kind, text in segments:
@@ -177,6 +178,14 @@ async def stream_reply(
                     chunks += isinstance(chunk, TextChunk)
                     if first_token_at is None:
                         first_token_at = time.perf_counter()
+                        if reading is not None:  # said, so no "reading 512/3,922" lingers
+                            bus.emit(
+                                ev.PromptProgress,
+                                turn_id,
+                                processed=reading.total,
+                                total=reading.total,
+                                phase=phase,
+                            )
                     if isinstance(chunk, TextChunk):
                         route(guard.feed(chunk.text))
                     else:
@@ -193,6 +202,7 @@ async def stream_reply(
                 elif isinstance(chunk, UsageChunk):
                     reply.usage = chunk.usage
                 elif isinstance(chunk, PromptProgressChunk):
+                    reading = chunk
                     bus.emit(
                         ev.PromptProgress,
                         turn_id,

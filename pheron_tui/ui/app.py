@@ -534,8 +534,9 @@ class PheronApp(CommandActions):
                 if usage.purpose in ("chat", "plan"):
                     self._last_prompt_tokens = usage.prompt_tokens
             case ev.PromptProgress(processed=done, total=total):
-                # Until the first token: a long prompt can take a while on a CPU.
-                status.detail = f"reading the prompt {done:,}/{total:,}"
+                # Until the first token: a long prompt can take a while on a CPU. A quiet
+                # request (the critic's) changes no state at its first token: this clears it.
+                status.detail = f"reading the prompt {done:,}/{total:,}" if done < total else ""
             case ev.ModelLoading(message=text, progress=progress):
                 shown = f" {progress:.0%}" if progress is not None else ""
                 status.state = "loading"

@@ -134,6 +134,13 @@ async def test_reading_a_long_prompt_shows_how_far_it_got(workspace: Path) -> No
         assert bar.state_text().endswith("planning · reading the prompt 2,048/6,421")
         bar.state = "thinking"  # the first token: the reading is over
         assert "reading" not in bar.state_text()
+        # The critic generates without showing anything, so its state stays "reviewing": the
+        # read-to-the-end progress at its first token clears the detail.
+        bar.state = "reviewing"
+        await app.handle_event(progress)
+        done = progress.model_copy(update={"processed": 6421})
+        await app.handle_event(done)
+        assert bar.state_text().endswith("reviewing")
 
 
 async def test_the_context_used_shows_against_the_window() -> None:

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import LEGACY
 from pheron_tui.core.intent import names_a_workspace_entry, names_code_in_workspace
-from pheron_tui.core.messages import FunctionSpec, ToolSpec
+from pheron_tui.core.messages import (
+    CompletionRequest,
+    DoneChunk,
+    FunctionSpec,
+    Message,
+    PromptProgressChunk,
+    TextChunk,
+    ToolSpec,
+)
 from pheron_tui.core.parsing import parse_reply
-from pheron_tui.core.streaming import repeating_tail
+from pheron_tui.core.streaming import repeating_tail, stream_reply
 
 SCHEMAS = {"read_file": {"properties": {"path": {"type": "string"}}}, "list_dir": {}}
 
@@ -198,3 +207,25 @@ def test_the_legacy_prompt_shows_what_each_argument_takes() -> None:
     notes = next(line for line in lines if "notes (" in line)
     assert len(notes) < 400  # a manual-length description is cut
     assert "only when the request gives its value" in prompt
+
+
+class _SlowReader:
+    """A provider that reports reading a long prompt, then answers."""
+
+    async def stream(self, request):
+        yield PromptProgressChunk(processed=512, total=3922)
+        yield PromptProgressChunk(processed=2048, total=3922)
+        yield TextChunk(text="PASS")
+        yield DoneChunk(finish_reason="stop")
+
+
+async def test_the_prompt_read_to_its_end_is_said_at_the_first_token() -> None:
+    """A quiet request (the critic's) shows no text, so nothing else tells the status bar that
+    the reading it showed is over."""
+    bus = EventBus("test")
+    events = bus.add_subscriber()
+    request = CompletionRequest(messages=[Message(role="user", content="x")], purpose="critic")
+    reply = await stream_reply(_SlowReader(), bus, 1, request, show_answer=False)
+    assert reply.answer == "PASS"
+    progress = [(e.processed, e.total) for e in events.drain() if e.type == "PromptProgress"]
+    assert progress == [(512, 3922), (2048, 3922), (3922, 3922)]
