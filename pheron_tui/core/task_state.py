@@ -118,8 +118,9 @@ class TaskState:
     def undone_order(self) -> str | None:
         """What to tell a model that answers an order before even trying it (small models
         describe the fix instead of making it, or say what a script would print without
-        running it), or None. Said once per task."""
-        if self.told_to_act:
+        running it), or None. Said once per task, and not right after a failed call, whose
+        result the answer may be reporting ("calc.py does not exist")."""
+        if self.told_to_act or self.last_failed:
             return None
         if self.orders_change and all(step.risk == "read" for step in self.steps):
             return UNDONE_CHANGE_MESSAGE

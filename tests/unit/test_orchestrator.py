@@ -475,6 +475,17 @@ async def test_an_order_answered_with_nothing_done_is_told_to_act_once(
     assert result.answer == "It printed 144."
     assert [e.tool for e in runner.of("ToolCallProposed")] == ["write_file", "shell_exec"]
 
+    # An answer right after a failed call may be reporting it: not sent back.
+    missing = 'CALL(read_file) WITH {"path": "nowhere.md"}'
+    reporting = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[missing, "<final>nowhere.md does not exist.</final>"],
+        critic=["PASS"],
+    )
+    result = await reporting.orchestrator.submit("Replace milk with bread in nowhere.md.")
+    assert result.answer == "nowhere.md does not exist."
+
     # A question is not an order: its answer is not sent back.
     asked = make_agent(
         native_tools=False, classify=["task"], plan=[read, "<final>Milk.</final>"], critic=["PASS"]
