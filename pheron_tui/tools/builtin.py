@@ -24,11 +24,13 @@ from pheron_tui.tools.files import (
     delete_entry,
     display_path,
     list_folder,
+    make_folder,
     move_entry,
     read_bytes,
     resolve_entry,
     resolve_path,
     write_atomic,
+    write_new,
 )
 from pheron_tui.tools.sandbox import run_shell
 from pheron_tui.tools.shell_risk import assess_shell
@@ -246,11 +248,16 @@ class ReadFile(_PathTool):
         chosen = lines[offset - 1 : offset - 1 + args.limit]
         body = "\n".join(f"{offset + i:>5}  {line}" for i, line in enumerate(chosen))
         last = offset - 1 + len(chosen)
-        more = f" (lines {offset}-{last} of {len(lines)})" if last < len(lines) else ""
         if not lines:
             return ToolResult(ok=True, observation=f"{shown} is empty")
+        # The count said outright: asked "how many lines", a small model otherwise guesses.
+        total = f"{len(lines):,}{'+' if size > len(data) else ''}"
+        whole = offset == 1 and last == len(lines)
+        count = (
+            f"{total} line{'s' * (total != '1')}" if whole else f"lines {offset}-{last} of {total}"
+        )
         noted = "".join(f"\n[{note}]" for note in notes)
-        return ToolResult(ok=True, observation=f"{shown}{more}:\n{body}{noted}")
+        return ToolResult(ok=True, observation=f"{shown} ({count}):\n{body}{noted}")
 
 
 class ListDir(_PathTool):
@@ -702,6 +709,84 @@ class MovePath(_PathTool):
         return ToolResult(ok=True, observation=f"moved {shown}")
 
 
+class CopyPath(_PathTool):
+    name = "copy_path"
+    description = "Copy a file in the workspace to a new path (never over an existing file)."
+    risk = "write"
+    path_fields = ("source", "destination")
+
+    class Args(_Args):
+        source: str = Field(
+            max_length=PATH_CHARS, description="File to copy, relative to the workspace"
+        )
+        destination: str = Field(
+            max_length=PATH_CHARS, description="Path of the copy, relative to the workspace"
+        )
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.destination]
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return _git_risk(self, args.destination, ctx)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        try:
+            source = resolve_path(ctx.workspace, args.source, ctx.protected)
+            destination = resolve_entry(ctx.workspace, args.destination, ctx.protected)
+        except PathRefused as exc:
+            return _refused(exc)
+        shown = (
+            f"{display_path(ctx.workspace, source)} to {display_path(ctx.workspace, destination)}"
+        )
+        try:
+            data, size = await asyncio.to_thread(
+                read_bytes, ctx.workspace, source, _MAX_EDIT_BYTES + 1
+            )
+            if size > _MAX_EDIT_BYTES:
+                raise PathRefused(f"it is {size:,} bytes, more than copy_path copies")
+            await asyncio.to_thread(write_new, ctx.workspace, destination, data)
+        except FileNotFoundError:
+            return ToolResult(ok=False, observation=await _missing(ctx, source))
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not copy {shown}: {why}")
+        return ToolResult(ok=True, observation=f"copied {shown}")
+
+
+class MakeDir(_PathTool):
+    name = "make_dir"
+    description = "Create a folder in the workspace, with any missing parent folders."
+    risk = "write"
+    path_fields = ("path",)
+
+    class Args(_Args):
+        path: str = Field(
+            max_length=PATH_CHARS, description="Folder path, relative to the workspace"
+        )
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.path]
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return _git_risk(self, args.path, ctx)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        try:
+            path = resolve_entry(ctx.workspace, args.path, ctx.protected)
+        except PathRefused as exc:
+            return _refused(exc)
+        shown = display_path(ctx.workspace, path)
+        try:
+            made = await asyncio.to_thread(make_folder, ctx.workspace, path)
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not create {shown}: {why}")
+        return ToolResult(
+            ok=True,
+            observation=f"created the folder {shown}" if made else f"{shown} already exists",
+        )
+
+
 class DeletePath(_PathTool):
     name = "delete_path"
     description = "Delete a file, or an empty folder, in the workspace."
@@ -742,7 +827,9 @@ def builtin_tools() -> list[Tool]:
         SearchFiles(),
         WriteFile(),
         EditFile(),
+        CopyPath(),
         MovePath(),
+        MakeDir(),
         DeletePath(),
         ShellExec(),
     ]

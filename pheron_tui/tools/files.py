@@ -190,6 +190,48 @@ def write_atomic(workspace: Path, path: Path, data: bytes) -> None:
             os.fsync(folder)  # the rename itself survives a crash
 
 
+def write_new(workspace: Path, path: Path, data: bytes) -> None:
+    """Create a workspace file holding ``data``, all at once; never over an existing entry
+    (the file appears by a hard link, which fails when the name is taken)."""
+    _root, parts = _parts(workspace, path)
+    if not parts:
+        raise PathRefused("the workspace itself cannot be written as a file")
+    name = parts[-1]
+    with _folder_fd(workspace, parts[:-1], create=True) as folder:
+        temporary = f".{name[:100]}.{secrets.token_hex(4)}.pheron-tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o666, dir_fd=folder)  # fmt: skip
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.link(temporary, name, src_dir_fd=folder, dst_dir_fd=folder,
+                        follow_symlinks=False)  # fmt: skip
+            except FileExistsError:
+                raise PathRefused(f"{name} already exists; it is not replaced") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=folder)
+
+
+def make_folder(workspace: Path, path: Path) -> bool:
+    """Create a workspace folder and any missing parents; False when it was there already."""
+    _root, parts = _parts(workspace, path)
+    if not parts:
+        return False
+    with _folder_fd(workspace, parts[:-1], create=True) as folder:
+        try:
+            info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            os.mkdir(parts[-1], 0o777, dir_fd=folder)
+            return True
+    if not stat.S_ISDIR(info.st_mode):
+        raise PathRefused(f"{path.name} exists and is not a folder")
+    return False
+
+
 def move_entry(workspace: Path, source: Path, destination: Path) -> None:
     """Rename a workspace file or folder; never over an existing entry. A link is moved as a
     link (never followed); missing destination folders are made."""

@@ -193,6 +193,9 @@ async def test_no_write_or_edit_escapes(layout: tuple[Path, Path]) -> None:
                 ("delete_path", {"path": path}),
                 ("move_path", {"source": path, "destination": "stolen"}),
                 ("move_path", {"source": "sub/inner.txt", "destination": path}),
+                ("copy_path", {"source": path, "destination": "stolen"}),
+                ("copy_path", {"source": "sub/inner.txt", "destination": path}),
+                ("make_dir", {"path": path}),
             ):
                 ok_other, other = await run(ws, tool, **arguments)
                 assert not ok_other, (tool, path, other)

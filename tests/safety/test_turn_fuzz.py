@@ -22,6 +22,7 @@ from pheron_tui.providers.scripted import Script, ScriptedProvider
 from pheron_tui.tools.builtin import ShellExec, builtin_tools
 
 TOOLS = ["read_file", "list_dir", "search_files", "write_file", "edit_file", "shell_exec", "rm"]
+TOOLS += ["copy_path", "make_dir", "move_path", "delete_path"]
 
 
 class DryShell(ShellExec):
@@ -79,6 +80,8 @@ valid_arguments = {
         {"path": hostile_paths, "old": st.text(min_size=1, max_size=5), "new": st.text(max_size=5)}
     ),
     "shell_exec": st.fixed_dictionaries({"command": hostile_commands}),
+    "copy_path": st.fixed_dictionaries({"source": hostile_paths, "destination": hostile_paths}),
+    "make_dir": st.fixed_dictionaries({"path": hostile_paths}),
 }
 
 

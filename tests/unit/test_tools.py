@@ -113,6 +113,41 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
     assert "filler" not in found and found.count("average") == 7
 
 
+async def test_read_file_says_how_many_lines_there_are(workspace: Path) -> None:
+    whole = (await call(workspace, "read_file", path="a.txt")).observation
+    assert whole.splitlines()[0] == "a.txt (3 lines):"
+    part = (await call(workspace, "read_file", path="a.txt", offset=2, limit=1)).observation
+    assert part.splitlines()[0] == "a.txt (lines 2-2 of 3):"
+
+
+async def test_copy_path_copies_a_file_and_never_over_one(workspace: Path) -> None:
+    copied = await call(workspace, "copy_path", source="a.txt", destination="backup/a.txt")
+    assert copied.ok and copied.observation == "copied a.txt to backup/a.txt"
+    assert (workspace / "backup" / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
+    (workspace / "b.txt").write_text("keep me")
+    again = await call(workspace, "copy_path", source="a.txt", destination="b.txt")
+    assert not again.ok and "already exists" in again.observation
+    assert (workspace / "b.txt").read_text() == "keep me"
+    outside = await call(workspace, "copy_path", source="out_link", destination="c.txt")
+    assert not outside.ok and not (workspace / "c.txt").exists()
+    escape = await call(workspace, "copy_path", source="a.txt", destination="../a.txt")
+    assert not escape.ok and not (workspace.parent / "a.txt").exists()
+    missing = await call(workspace, "copy_path", source="nope.txt", destination="d.txt")
+    assert not missing.ok and "does not exist" in missing.observation
+    assert not [p for p in workspace.rglob("*pheron-tmp*")]  # no temporary file left
+
+
+async def test_make_dir_creates_a_folder_with_its_parents(workspace: Path) -> None:
+    made = await call(workspace, "make_dir", path="build/out")
+    assert made.ok and (workspace / "build" / "out").is_dir()
+    again = await call(workspace, "make_dir", path="build/out")
+    assert again.ok and "already exists" in again.observation
+    over_file = await call(workspace, "make_dir", path="a.txt")
+    assert not over_file.ok and (workspace / "a.txt").is_file()
+    escape = await call(workspace, "make_dir", path="../elsewhere")
+    assert not escape.ok and not (workspace.parent / "elsewhere").exists()
+
+
 async def test_write_and_edit_file(workspace: Path) -> None:
     assert (await call(workspace, "write_file", path="new/c.txt", content="one two")).ok
     assert (workspace / "new" / "c.txt").read_text() == "one two"
