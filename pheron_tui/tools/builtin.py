@@ -508,10 +508,13 @@ class WriteFile(_TextFileTool):
         if args.mode == "create":
             return ToolResult(
                 ok=False,
+                # The change a user asks of an existing file is most often an edit: said
+                # first, since a small model takes the first way offered (it appended a
+                # second copy of a function it was asked to document).
                 observation=f"{shown} already exists ({size:,} bytes); it is unchanged. "
-                'To add to its end, call write_file again with "mode": "append"; to '
-                "change part of it, use edit_file; to replace all of it, use "
-                '"mode": "overwrite".',
+                "To change part of it, use edit_file with text copied exactly from the file "
+                '(read it first); to add to its end, call write_file with "mode": "append"; '
+                'to replace all of it, use "mode": "overwrite".',
             )
         if size > _MAX_EDIT_BYTES:
             if args.mode == "overwrite":
