@@ -57,8 +57,15 @@ FIXTURE = {
 
 
 def says(*facts: str) -> Callable[[Path, str], bool]:
-    """The answer states every fact (case-insensitive)."""
-    return lambda _ws, answer: all(f.lower() in answer.lower() for f in facts)
+    """The answer states every fact (case-insensitive; a number as a whole number, so "17"
+    does not state 7)."""
+
+    def stated(fact: str, answer: str) -> bool:
+        if fact.isdigit():
+            return re.search(rf"(?<![\d.]){fact}(?![\d]|\.\d)", answer) is not None
+        return fact.lower() in answer.lower()
+
+    return lambda _ws, answer: all(stated(f, answer) for f in facts)
 
 
 def passes(command: list[str]) -> Callable[[Path, str], bool]:
@@ -113,6 +120,42 @@ def colour_replaced(ws: Path, _answer: str) -> bool:
     return "colour" not in text and "color of the logo" in text and text.count("TODO") == 3
 
 
+def timeout_changed(ws: Path, _answer: str) -> bool:
+    text = (ws / "config.py").read_text()
+    return "TIMEOUT_S = 60" in text and "MAX_ITEMS = 50" in text
+
+
+def notes_copied(ws: Path, _answer: str) -> bool:
+    copy, original = ws / "notes_backup.md", ws / "notes.md"
+    return copy.is_file() and original.is_file() and copy.read_text() == FIXTURE["notes.md"]
+
+
+def hello_script(ws: Path, _answer: str) -> bool:
+    if not (ws / "hello.py").is_file():
+        return False
+    done = subprocess.run(
+        [sys.executable, "hello.py"], cwd=ws, capture_output=True, text=True, timeout=30
+    )
+    return "Hello" in done.stdout
+
+
+def add_documented(ws: Path, answer: str) -> bool:
+    """add has a docstring, still adds, and calc.py defines it once."""
+    import ast
+
+    try:
+        tree = ast.parse((ws / "calc.py").read_text())
+    except SyntaxError:
+        return False
+    adds = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "add"]
+    probe = "import calc; assert calc.add(2, 3) == 5"
+    return (
+        len(adds) == 1
+        and ast.get_docstring(adds[0]) is not None
+        and passes([sys.executable, "-c", probe])(ws, answer)
+    )
+
+
 @dataclass(frozen=True)
 class Task:
     prompt: str
@@ -146,6 +189,17 @@ TASKS = [
     Task("Which file defines MAX_ITEMS, and what is its value?", says("config.py", "50")),
     Task("Who had the highest score in data.csv?", says("cy")),
     Task("Explain in one sentence what a Python list comprehension is.", says("list"), chat=True),
+    # 23–32, added later: file operations and phrasings the first 22 did not try.
+    Task("Show me what's in config.py", says("MAX_ITEMS", "50")),
+    Task("Change TIMEOUT_S in config.py to 60.", timeout_changed),
+    Task("How many lines does calc.py have?", says("7")),
+    Task("Copy notes.md to notes_backup.md", notes_copied),
+    Task("Make a new python file hello.py that prints Hello, then run it.", hello_script),
+    Task("Create a folder named build", lambda ws, _a: (ws / "build").is_dir()),
+    Task("Add a docstring to the add function in calc.py.", add_documented),
+    Task("What does shout in utils.py return for 'hi'?", says("HI!")),
+    Task("Which files mention TODO?", says("notes.md")),
+    Task("What is the value of TIMEOUT_S?", says("30")),
 ]  # fmt: skip
 
 
