@@ -157,6 +157,9 @@ async def stream_reply(
     loop = LoopGuard()
     reading: PromptProgressChunk | None = None  # the last progress of a prompt being read
 
+    def progress(processed: int, total: int) -> None:
+        bus.emit(ev.PromptProgress, turn_id, processed=processed, total=total, phase=phase)
+
     def route(segments: Sequence[tuple[str, str]]) -> None:
         for kind, text in segments:
             if kind == "think":
@@ -179,13 +182,7 @@ async def stream_reply(
                     if first_token_at is None:
                         first_token_at = time.perf_counter()
                         if reading is not None:  # said, so no "reading 512/3,922" lingers
-                            bus.emit(
-                                ev.PromptProgress,
-                                turn_id,
-                                processed=reading.total,
-                                total=reading.total,
-                                phase=phase,
-                            )
+                            progress(reading.total, reading.total)
                     if isinstance(chunk, TextChunk):
                         route(guard.feed(chunk.text))
                     else:
@@ -203,13 +200,7 @@ async def stream_reply(
                     reply.usage = chunk.usage
                 elif isinstance(chunk, PromptProgressChunk):
                     reading = chunk
-                    bus.emit(
-                        ev.PromptProgress,
-                        turn_id,
-                        processed=chunk.processed,
-                        total=chunk.total,
-                        phase=phase,
-                    )
+                    progress(chunk.processed, chunk.total)
                 elif isinstance(chunk, DoneChunk):
                     reply.finish_reason = chunk.finish_reason
     except BaseException:

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
@@ -672,6 +672,18 @@ class ShellExec(Tool):
         )
 
 
+def _source_and_destination(
+    ctx: ToolContext, source: str, destination: str, resolve_source: Callable[..., Path]
+) -> tuple[Path, Path, str] | ToolResult:
+    """Both paths of a move or copy, checked, and ``a to b`` as shown; or the refusal."""
+    try:
+        start = resolve_source(ctx.workspace, source, ctx.protected)
+        end = resolve_entry(ctx.workspace, destination, ctx.protected)
+    except PathRefused as exc:
+        return _refused(exc)
+    return start, end, f"{display_path(ctx.workspace, start)} to {display_path(ctx.workspace, end)}"
+
+
 class MovePath(_PathTool):
     name = "move_path"
     description = "Rename or move a file or folder in the workspace (never over an existing one)."
@@ -694,14 +706,10 @@ class MovePath(_PathTool):
         return max(risks, key=lambda r: r.tier == "dangerous")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        try:
-            source = resolve_entry(ctx.workspace, args.source, ctx.protected)
-            destination = resolve_entry(ctx.workspace, args.destination, ctx.protected)
-        except PathRefused as exc:
-            return _refused(exc)
-        shown = (
-            f"{display_path(ctx.workspace, source)} to {display_path(ctx.workspace, destination)}"
-        )
+        ends = _source_and_destination(ctx, args.source, args.destination, resolve_entry)
+        if isinstance(ends, ToolResult):
+            return ends
+        source, destination, shown = ends
         try:
             await asyncio.to_thread(move_entry, ctx.workspace, source, destination)
         except FileNotFoundError:
@@ -733,14 +741,11 @@ class CopyPath(_PathTool):
         return _git_risk(self, args.destination, ctx)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        try:
-            source = resolve_path(ctx.workspace, args.source, ctx.protected)
-            destination = resolve_entry(ctx.workspace, args.destination, ctx.protected)
-        except PathRefused as exc:
-            return _refused(exc)
-        shown = (
-            f"{display_path(ctx.workspace, source)} to {display_path(ctx.workspace, destination)}"
-        )
+        # The file copied is the one a link names; the copy is a new entry, never a link's end.
+        ends = _source_and_destination(ctx, args.source, args.destination, resolve_path)
+        if isinstance(ends, ToolResult):
+            return ends
+        source, destination, shown = ends
         try:
             data, size = await asyncio.to_thread(
                 read_bytes, ctx.workspace, source, _MAX_EDIT_BYTES + 1

@@ -171,16 +171,9 @@ def write_atomic(workspace: Path, path: Path, data: bytes) -> None:
                     f"{name} has {old.st_nlink} hard links; writing it would change the file "
                     "under its other names too, so it is refused"
                 )
-        temporary = f".{name[:100]}.{secrets.token_hex(4)}.pheron-tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o666, dir_fd=folder)  # fmt: skip
+        mode = None if old is None else stat.S_IMODE(old.st_mode)
+        temporary = _temporary_file(folder, name, data, mode)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                if old is not None:
-                    os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))
-                os.fsync(handle.fileno())
             os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -188,6 +181,25 @@ def write_atomic(workspace: Path, path: Path, data: bytes) -> None:
             raise
         with contextlib.suppress(OSError):
             os.fsync(folder)  # the rename itself survives a crash
+
+
+def _temporary_file(folder: int, name: str, data: bytes, mode: int | None = None) -> str:
+    """A new hidden file beside ``name`` in ``folder`` holding ``data`` on disk; its name."""
+    temporary = f".{name[:100]}.{secrets.token_hex(4)}.pheron-tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o666, dir_fd=folder)  # fmt: skip
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise
+    return temporary
 
 
 def write_new(workspace: Path, path: Path, data: bytes) -> None:
@@ -198,14 +210,8 @@ def write_new(workspace: Path, path: Path, data: bytes) -> None:
         raise PathRefused("the workspace itself cannot be written as a file")
     name = parts[-1]
     with _folder_fd(workspace, parts[:-1], create=True) as folder:
-        temporary = f".{name[:100]}.{secrets.token_hex(4)}.pheron-tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o666, dir_fd=folder)  # fmt: skip
+        temporary = _temporary_file(folder, name, data)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
             try:
                 os.link(temporary, name, src_dir_fd=folder, dst_dir_fd=folder,
                         follow_symlinks=False)  # fmt: skip
