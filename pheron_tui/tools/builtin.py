@@ -341,7 +341,13 @@ class SearchFiles(_PathTool):
                 "(a+)+?); simplify it]"
             )
         if not matches:
-            return ToolResult(ok=True, observation=f"no matches for {args.pattern!r} in {shown}")
+            said = f"no matches for {args.pattern!r} in {shown}"
+            if root.is_file():
+                # Searched one file for a word it does not hold ("hi" in utils.py, asked what
+                # shout returns for "hi"), a small model answers with this line. The file
+                # itself is what it needs.
+                said += f"; read_file {shown} shows all of it"
+            return ToolResult(ok=True, observation=said)
         if len(search.hits) <= CONTEXT_MATCHES and not search.timed_out:
             matches = search.with_context()
         return ToolResult(ok=not search.timed_out, observation="\n".join(matches))
