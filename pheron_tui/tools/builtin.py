@@ -514,13 +514,13 @@ class WriteFile(_TextFileTool):
         if args.mode == "create":
             return ToolResult(
                 ok=False,
-                # The change a user asks of an existing file is most often an edit: said
-                # first, since a small model takes the first way offered (it appended a
-                # second copy of a function it was asked to document).
+                # Overwriting is not offered here: a small model takes one of the ways it is
+                # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
+                # function it was asked to add. A whole rewrite is still in the tool's schema.
                 observation=f"{shown} already exists ({size:,} bytes); it is unchanged. "
-                "To change part of it, use edit_file with text copied exactly from the file "
-                '(read it first); to add to its end, call write_file with "mode": "append"; '
-                'to replace all of it, use "mode": "overwrite".',
+                'To add to its end, call write_file again with "mode": "append"; to change '
+                "part of it, use edit_file with text copied exactly from the file (read it "
+                "first).",
             )
         if size > _MAX_EDIT_BYTES:
             if args.mode == "overwrite":

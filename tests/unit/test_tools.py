@@ -277,9 +277,10 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
 ) -> None:
     (workspace / "utils.py").write_text("def flip(t):\n    return t[::-1]\n")
     kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
-    assert not kept.ok and '"mode": "append"' in kept.observation
-    # An edit is offered first: a small model takes the first way it is shown.
-    assert kept.observation.index("edit_file") < kept.observation.index('"append"')
+    assert (
+        not kept.ok and '"mode": "append"' in kept.observation and "edit_file" in kept.observation
+    )
+    assert "overwrite" not in kept.observation  # the way that loses the file is not suggested
     assert (workspace / "utils.py").read_text() == "def flip(t):\n    return t[::-1]\n"
     added = await call(
         workspace, "write_file", path="utils.py", content="\ndef twice(x):\n    return 2 * x\n",
