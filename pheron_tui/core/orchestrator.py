@@ -597,6 +597,11 @@ class Orchestrator:
         planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
         for call in calls:
             call_id = f"call-{next(self._call_ids)}"
+            if call.error is not None and call.name and self.registry.get(call.name) is None:
+                # CALL(test_calc.py): the name is the first thing wrong, and the tools'
+                # names are what helps the model most (it meant shell_exec).
+                planned.append((call_id, call, self.registry.unknown(call.name)))
+                continue
             if call.error is not None:
                 planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
                 continue

@@ -176,6 +176,11 @@ class ToolRegistry:
         key = name_or_ubid.strip().strip("[]")
         return self._by_name.get(key) or self._by_ubid.get(key.upper())
 
+    def unknown(self, name: str) -> str:
+        """What to tell a model that names no tool of this registry."""
+        shown = name if name else "(no name)"
+        return f"unknown tool {shown!r}; the tools are: {', '.join(self._by_name)}"
+
     def unregister(self, name: str) -> None:
         self._by_name.pop(name, None)
         self._by_ubid.pop(ubid(name), None)
@@ -210,9 +215,7 @@ class ToolRegistry:
         """Look the tool up and validate the arguments; raise ToolCallError saying what is wrong."""
         tool = self.get(name) if name else None
         if tool is None:
-            known = ", ".join(self._by_name)
-            shown = name if name else "(no name)"
-            raise ToolCallError(f"unknown tool {shown!r}; the tools are: {known}")
+            raise ToolCallError(self.unknown(name))
         if not isinstance(arguments, dict):
             raise ToolCallError(f"arguments for {tool.name} must be a JSON object")
         return PreparedCall(tool=tool, args=tool.validate(arguments))

@@ -173,6 +173,20 @@ async def test_malformed_call_becomes_an_observation_then_recovers(make_agent) -
     assert agent.of("ToolCallFinished")[0].ok
 
 
+async def test_a_call_naming_no_tool_is_told_the_tools_names(make_agent) -> None:
+    """The 1.5B model wrote ``CALL(test_calc.py)`` to run the tests: what is wrong first is the
+    name, and the list of tools is what leads it to shell_exec."""
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=["CALL(test_calc.py)", "<final>done</final>"],
+        critic=["PASS: ok"],
+    )
+    await agent.orchestrator.submit("run the tests")
+    told = agent.provider.requests[2].messages[-1].content
+    assert "unknown tool 'test_calc.py'" in told and "shell_exec" in told
+
+
 async def test_step_cap_fails_the_turn_with_a_reason(make_agent) -> None:
     reads = [
         f'<tool_call>{{"name": "read_file", "arguments": {{"path": "notes.md", "offset": {i}}}}}</tool_call>'
