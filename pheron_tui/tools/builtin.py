@@ -581,6 +581,15 @@ async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolRes
     return None
 
 
+def _occurrence_lines(text: str, part: str) -> list[int]:
+    """The line (1-based) where each non-overlapping occurrence of ``part`` starts."""
+    lines, start = [], text.find(part)
+    while start != -1:
+        lines.append(text.count("\n", 0, start) + 1)
+        start = text.find(part, start + len(part))
+    return lines
+
+
 class EditFile(_TextFileTool):
     name = "edit_file"
     description = "Replace one exact occurrence of `old` with `new` in a text file."
@@ -620,10 +629,18 @@ class EditFile(_TextFileTool):
                 f"offset {exc.start}); edit_file only edits UTF-8 text, so it is unchanged",
             )
         count = text.count(args.old)
-        if count != 1:
-            why = "does not occur" if count == 0 else f"occurs {count} times"
+        if count == 0:
             return ToolResult(
-                ok=False, observation=f"`old` {why} in {shown}; it must occur exactly once"
+                ok=False, observation=f"`old` does not occur in {shown}; it must occur exactly once"
+            )
+        if count > 1:
+            # Where each one is, so the model can take in a neighbouring line to pick one.
+            lines = _occurrence_lines(text, args.old)
+            shown_lines = ", ".join(map(str, lines[:20])) + (", …" if len(lines) > 20 else "")
+            return ToolResult(
+                ok=False,
+                observation=f"`old` occurs {count} times in {shown} (lines {shown_lines}); it "
+                "must occur exactly once: include the line before or after the one to change",
             )
         return FileChange(shown, text, text.replace(args.old, args.new), target)
 
