@@ -581,11 +581,15 @@ async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolRes
     return None
 
 
-def _occurrence_lines(text: str, part: str) -> list[int]:
-    """The line (1-based) where each non-overlapping occurrence of ``part`` starts."""
-    lines, start = [], text.find(part)
-    while start != -1:
-        lines.append(text.count("\n", 0, start) + 1)
+def _occurrence_lines(text: str, part: str, most: int = 21) -> list[int]:
+    """The line (1-based) where each of the first ``most`` non-overlapping occurrences of
+    ``part`` starts; lines are counted once, from one occurrence to the next."""
+    lines: list[int] = []
+    line, counted, start = 1, 0, text.find(part)
+    while start != -1 and len(lines) < most:
+        line += text.count("\n", counted, start)
+        counted = start
+        lines.append(line)
         start = text.find(part, start + len(part))
     return lines
 
@@ -636,7 +640,7 @@ class EditFile(_TextFileTool):
         if count > 1:
             # Where each one is, so the model can take in a neighbouring line to pick one.
             lines = _occurrence_lines(text, args.old)
-            shown_lines = ", ".join(map(str, lines[:20])) + (", …" if len(lines) > 20 else "")
+            shown_lines = ", ".join(map(str, lines[:20])) + (", …" if count > 20 else "")
             return ToolResult(
                 ok=False,
                 observation=f"`old` occurs {count} times in {shown} (lines {shown_lines}); it "
