@@ -773,6 +773,12 @@ class CopyPath(_PathTool):
         if isinstance(ends, ToolResult):
             return ends
         source, destination, shown = ends
+        if source.is_dir():
+            return ToolResult(
+                ok=False,
+                observation=f"could not copy {shown}: copy_path copies one file; for a folder, "
+                "make the new folder with make_dir and copy its files one by one",
+            )
         try:
             data, size = await asyncio.to_thread(
                 read_bytes, ctx.workspace, source, _MAX_EDIT_BYTES + 1

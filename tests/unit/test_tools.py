@@ -137,6 +137,8 @@ async def test_copy_path_copies_a_file_and_never_over_one(workspace: Path) -> No
     assert not escape.ok and not (workspace.parent / "a.txt").exists()
     missing = await call(workspace, "copy_path", source="nope.txt", destination="d.txt")
     assert not missing.ok and "does not exist" in missing.observation
+    folder = await call(workspace, "copy_path", source="sub", destination="sub2")
+    assert not folder.ok and "make_dir" in folder.observation and not (workspace / "sub2").exists()
     assert not [p for p in workspace.rglob("*pheron-tmp*")]  # no temporary file left
 
 
