@@ -62,6 +62,7 @@ from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.core.task_state import (
+    ALREADY_CALLED,
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
     PARROT_MESSAGE,
@@ -645,7 +646,7 @@ class Orchestrator:
                 if undone:
                     # Reading round and round instead of doing what was ordered.
                     state.told_to_act = state.must_call = True
-                    said = f"{REPEATED_CALL_MESSAGE.split('.')[0]}. {undone}"
+                    said = f"{ALREADY_CALLED} {undone}"
                 else:
                     state.answer_now, said = True, REPEATED_CALL_MESSAGE
                 self._remember(fmt.result_message(call_id, item.tool.name, said))

@@ -22,9 +22,9 @@ def unsummarised_answer(result: tuple[str, str]) -> str:
     )
 
 
+ALREADY_CALLED = "You already made this exact call; its result is above."
 REPEATED_CALL_MESSAGE = (
-    "You already made this exact call; its result is above. Do not call it again. Answer the "
-    "request from that result."
+    f"{ALREADY_CALLED} Do not call it again. Answer the request from that result."
 )
 
 QUESTION_ONLY_MESSAGE = (
