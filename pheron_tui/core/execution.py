@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pheron_tui.core import events as ev
@@ -94,6 +95,13 @@ class ToolExecutor:
         self.bus = bus
         self.gate = gate
         self.settings = settings
+        self.seen: dict[Path, tuple[int, int]] = {}
+        """The files the model has been shown (``ToolContext.seen``), kept from call to call."""
+
+    def forget_files(self) -> None:
+        """The conversation no longer holds what the tools showed (rewound, compacted,
+        replaced): a file must be read again before it is added to or replaced."""
+        self.seen.clear()
 
     async def run(
         self,
@@ -115,13 +123,15 @@ class ToolExecutor:
             shell_prefix=self.settings.shell_prefix,
             shell_refusal=self.settings.shell_refusal,
             protected=self.settings.protected_paths,
+            seen=self.seen,
         )
         try:
             assessment = tool.assess(args, context)
         except Exception as exc:  # an assessment bug must not let a call through unchecked
             assessment = RiskAssessment("dangerous", [f"its risk could not be assessed ({exc})"])
         refusal = tool.refusal(args, context)
-        change = await self._preview(call, context) if refusal is None else None
+        preview = await self._preview(call, context) if refusal is None else None
+        change = preview if isinstance(preview, FileChange) else None
         diff, hunks = _shown_diff(change)
         self.bus.emit(
             ev.ToolCallProposed,
@@ -146,6 +156,13 @@ class ToolExecutor:
             # Nothing to ask about: the tool would refuse it anyway.
             self.bus.emit(ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by=by)
             return self._finished(turn_id, call_id, CallOutcome("denied", refusal))
+        if isinstance(preview, ToolResult) and not preview.ok:
+            # Nor about a change that cannot be made (`old` not in the file, a file never
+            # read): it fails as it would have run, without troubling anyone.
+            failed = CallOutcome(
+                "failed", _cap(preview.observation, self.settings.output_cap_chars)
+            )
+            return self._finished(turn_id, call_id, failed)
         facts = CallFacts(
             tool=tool.name,
             risk=assessment.tier,
@@ -203,8 +220,9 @@ class ToolExecutor:
         return None
 
     @staticmethod
-    async def _preview(call: PreparedCall, context: ToolContext) -> FileChange | None:
-        """The file change to show; a preview that fails shows none (running says why)."""
+    async def _preview(call: PreparedCall, context: ToolContext) -> FileChange | ToolResult | None:
+        """The file change to show, or why it cannot be made; a preview that breaks shows
+        none (running says why)."""
         try:
             return await call.tool.preview(call.args, context)
         except Exception:

@@ -80,13 +80,15 @@ def asks_only_to_know(text: str) -> bool:
 # bug", "…, then run it", "Can you rename it?"). Inside a clause the same verbs are usually only
 # mentioned ("Explain what `make build` does").
 _CLAUSE_START = r"(?:^|[,;:.!]\s+|\b(?:and|then|please|you)\s+)"
-_CHANGE_ORDER = re.compile(
-    _CLAUSE_START + r"(?:fix|change|edit|create|add|write|delete|remove|rename|move|replace|"
-    r"update|make|refactor|implement|insert|append|save|modify|rewrite|install|run|execute|"
-    r"commit|undo|revert|generate|build|restore|convert|correct|apply|patch|put)\b",
-    re.IGNORECASE,
+_RUN_VERBS = r"run|execute"
+_WRITE_VERBS = (
+    r"fix|change|edit|create|add|write|delete|remove|rename|move|replace|update|make|refactor|"
+    r"implement|insert|append|save|modify|rewrite|install|commit|undo|revert|generate|build|"
+    r"restore|convert|correct|apply|patch|put"
 )
-_RUN_ORDER = re.compile(_CLAUSE_START + r"(?:run|execute)\b", re.IGNORECASE)
+_CHANGE_ORDER = re.compile(_CLAUSE_START + rf"(?:{_WRITE_VERBS}|{_RUN_VERBS})\b", re.IGNORECASE)
+_WRITE_ORDER = re.compile(_CLAUSE_START + rf"(?:{_WRITE_VERBS})\b", re.IGNORECASE)
+_RUN_ORDER = re.compile(_CLAUSE_START + rf"(?:{_RUN_VERBS})\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 
@@ -111,6 +113,13 @@ def orders_a_run(text: str) -> bool:
     """Whether the message tells the agent to run something (``Write square.py, run it and
     tell me the output``): an answer with nothing run has not done it."""
     return _orders(text, _RUN_ORDER)
+
+
+def orders_only_a_run(text: str) -> bool:
+    """Whether the message tells the agent to run something and to change nothing else
+    (``Run python3 test_calc.py and tell me which test fails``): a file written for it is not
+    what was asked. Told to run the tests, the 1.5B model wrote a new test_calc.py."""
+    return _orders(text, _RUN_ORDER) and not _orders(text, _WRITE_ORDER)
 
 
 _NAME_LIKE = re.compile(r"[\w.\-/]+")

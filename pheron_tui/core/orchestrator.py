@@ -41,6 +41,7 @@ from pheron_tui.core.intent import (
     classify,
     orders_a_change,
     orders_a_run,
+    orders_only_a_run,
     speaks_of_the_workspace,
 )
 from pheron_tui.core.limits import (
@@ -66,7 +67,6 @@ from pheron_tui.core.task_state import (
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
     PARROT_MESSAGE,
-    QUESTION_ONLY_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
     TaskEnded,
@@ -153,6 +153,7 @@ class Orchestrator:
     ) -> None:
         """Continue a recorded conversation (``--resume``); ``events`` rebuild its turns."""
         self.history = list(history)
+        self.executor.forget_files()
         self._turn_ids = itertools.count(last_turn_id + 1)
         self.turns = TurnRecords()
         for event in events:
@@ -193,6 +194,7 @@ class Orchestrator:
             raise RewindError(f"turn {turn_id} is no longer in the conversation")
         old = len(self.history)
         self.history = self.history[: record.history_start]
+        self.executor.forget_files()
         self.bus.emit(
             ev.ConversationReplaced,
             0,
@@ -322,6 +324,7 @@ class Orchestrator:
             only_to_know=asks_only_to_know(text),
             orders_change=orders_a_change(text) and self._can("write", "execute"),
             orders_run=orders_a_run(text) and self._can("execute"),
+            only_to_run=orders_only_a_run(text) and self._can("execute"),
         )
         return await self._run_task(turn_id, state)
 
@@ -356,8 +359,9 @@ class Orchestrator:
             await self.registry.refresh()  # tools that came or went (MCP) count from this step
             schemas = self.registry.schemas()
             free_start = step == 1 and not state.about_workspace
+            no_writes = state.writes_refused is not None
             reply = await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, state.only_to_know
+                turn_id, step, answer_now, must_call, free_start, no_writes
             )
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
@@ -426,20 +430,20 @@ class Orchestrator:
         answer_now: bool,
         must_call: bool = False,
         free_start: bool = False,
-        only_to_know: bool = False,
+        no_writes: bool = False,
     ) -> StreamedReply:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched). ``free_start``:
         a first step whose call would be forced is left free when the model all but rules a
-        call out (``first_call_needed``). ``only_to_know``: the request only asks, so no tool
-        that writes is offered."""
+        call out (``first_call_needed``). ``no_writes``: the request asks for no change (only a
+        question, or only a run), so no tool that writes is offered."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
             return planning_request(
                 fmt,
                 self.settings.workspace.resolve(),
-                self._specs(only_to_know),
+                self._specs(no_writes),
                 self.history,
                 max_tokens=self.settings.plan_max_tokens,
                 step=step,
@@ -460,18 +464,18 @@ class Orchestrator:
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
             return await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, only_to_know
+                turn_id, step, answer_now, must_call, free_start, no_writes
             )
 
-    def _specs(self, only_to_know: bool = False) -> list[ToolSpec]:
+    def _specs(self, no_writes: bool = False) -> list[ToolSpec]:
         """The tools the model is offered: in plan mode, only those that only read; for a
-        request that only asks, all but those that write. A small model offered edit_file for
-        "Which function reverses a string?" proposes a rename, and answers with the name it
-        made up; a tool it is not shown it does not reach for. (A write it names anyway is
-        still refused by the question guard.)"""
+        request that only asks, or only orders a run, all but those that write. A small model
+        offered edit_file for "Which function reverses a string?" proposes a rename, and
+        answers with the name it made up; a tool it is not shown it does not reach for. (A
+        write it names anyway is still refused, ``TaskState.writes_refused``.)"""
         if self.settings.plan_mode:
             return [self.registry.spec(tool) for tool in self.registry if tool.risk == "read"]
-        if only_to_know:
+        if no_writes:
             return [self.registry.spec(tool) for tool in self.registry if tool.risk != "write"]
         return self.registry.specs()
 
@@ -518,6 +522,7 @@ class Orchestrator:
         summary = await summarise(old, self._generate_quietly, window)
         kept = len(self.history) - cut
         self.history = [*summary, *self.history[cut:]]
+        self.executor.forget_files()
         note = (
             f"Compacted {len(old)} older messages into a summary written by the model; the "
             f"system prompt, the tools and the last {kept} messages are kept as they were."
@@ -651,13 +656,10 @@ class Orchestrator:
                     state.answer_now, said = True, REPEATED_CALL_MESSAGE
                 self._remember(fmt.result_message(call_id, item.tool.name, said))
                 continue
-            # A small model asked "Which function reverses a string?" may edit the file: the
-            # user asked to know, not to change, so the write is shown denied, never asked.
-            withheld = (
-                (QUESTION_ONLY_MESSAGE, "question")
-                if state.only_to_know and item.tool.risk == "write"
-                else None
-            )
+            # A small model asked "Which function reverses a string?" may edit the file, told
+            # to run the tests it may write one: the user asked for no change, so the write is
+            # shown denied, never asked.
+            withheld = state.writes_refused if item.tool.risk == "write" else None
             outcome = await self.executor.run(turn_id, call_id, item, withheld)
             observation = outcome.observation
             state.last_success = key if outcome.ok else None

@@ -32,6 +32,11 @@ QUESTION_ONLY_MESSAGE = (
     "read-only tools, then give it."
 )
 
+RUN_ONLY_MESSAGE = (
+    "The request asks for something to be run, not for files to be changed: this call did not "
+    "run. Run what the request names, then answer from its output."
+)
+
 UNDONE_CHANGE_MESSAGE = (
     "The request asks you to change something, and nothing has been written, edited or run "
     "yet: your reply only talks about it. Make the change now with a tool call, then say what "
@@ -108,12 +113,24 @@ class TaskState:
     """The request tells the agent to change something (``intent.orders_a_change``)."""
     orders_run: bool = False
     """The request tells the agent to run something (``intent.orders_a_run``)."""
+    only_to_run: bool = False
+    """The request orders a run and no other change (``intent.orders_only_a_run``)."""
     told_to_act: bool = False
     """The model, answering such a request without trying what it orders, was once told to
     do it."""
     about_workspace: bool = False
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
+
+    @property
+    def writes_refused(self) -> tuple[str, str] | None:
+        """(why, by what) a write the model proposes is refused before anyone is asked, when
+        the request asks for none: it only asks a question, or only orders a run."""
+        if self.only_to_know:
+            return QUESTION_ONLY_MESSAGE, "question"
+        if self.only_to_run:
+            return RUN_ONLY_MESSAGE, "run order"
+        return None
 
     def undone_order(self) -> str | None:
         """What to tell a model that answers an order before even trying it (small models

@@ -40,6 +40,11 @@ class ToolContext:
     protected: tuple[Path, ...] = ()
     """Places no tool may read or write even inside the workspace: pheron-tui's own config,
     data and cache, and secret folders such as ~/.ssh."""
+    seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    """Files whose text the model has been shown this session (read, or written by a tool),
+    each with its (mtime_ns, size) then. Adding to a file or replacing it needs it seen as it
+    is now: written blind, a small model appended a second copy of a function, or a script,
+    to a file it had never looked at."""
 
 
 @dataclass
@@ -88,10 +93,10 @@ class Tool(ABC):
         the model; checked before anyone is asked. None when it may be asked about."""
         return None
 
-    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | None:
+    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult | None:
         """The text change this call would make to one file, for the approval card's diff and
-        per-hunk review; None for tools that do not write one text file, or when the call
-        would fail anyway (running it says why)."""
+        per-hunk review; the failed result when the call cannot work (nobody is asked about
+        it); None for tools that do not write one text file."""
         return None
 
     async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:

@@ -101,6 +101,25 @@ async def _load(
     return path, shown, data, size
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _saw(ctx: ToolContext, path: Path) -> None:
+    """The model has been shown this file as it is now (``ToolContext.seen``)."""
+    stamp = _stamp(path)
+    if stamp is not None:
+        ctx.seen[path] = stamp
+
+
+def _seen_as_is(ctx: ToolContext, path: Path) -> bool:
+    return path in ctx.seen and ctx.seen[path] == _stamp(path)
+
+
 def _relative(ctx: ToolContext, path: Path) -> str:
     """A resolved workspace path as a relative one, whole (to write to, not to show)."""
     return path.relative_to(ctx.workspace.resolve()).as_posix()
@@ -227,7 +246,8 @@ class ReadFile(_PathTool):
         loaded = await _load(ctx, args.path, _MAX_READ_BYTES)
         if isinstance(loaded, ToolResult):
             return loaded
-        _path, shown, data, size = loaded
+        path, shown, data, size = loaded
+        _saw(ctx, path)
         notes = []
         if size > len(data):
             notes.append(f"only the first {len(data):,} of {size:,} bytes are shown")
@@ -460,9 +480,8 @@ class _TextFileTool(_PathTool):
     async def _plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
         """The file's text before and after, or why the call cannot go ahead."""
 
-    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | None:
-        plan = await self._plan(args, ctx)
-        return plan if isinstance(plan, FileChange) else None
+    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult | None:
+        return await self._plan(args, ctx)
 
     def touches(self, args: Any) -> list[str]:
         return [args.path]
@@ -510,17 +529,28 @@ class WriteFile(_TextFileTool):
             return existing  # a folder, unreadable: not appended to or replaced
         if existing is None:
             return FileChange(shown, None, args.content, target)
-        _path, _shown, old, size = existing
+        path, _shown, old, size = existing
+        seen = _seen_as_is(ctx, path)
         if args.mode == "create":
+            # Overwriting is not offered here: a small model takes one of the ways it is
+            # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
+            # function it was asked to add. A whole rewrite is still in the tool's schema.
+            ways = (
+                'To add to its end, call write_file again with "mode": "append"; to change '
+                "part of it, use edit_file with text copied exactly from the file."
+                if seen
+                else "Read it first with read_file; then change part of it with edit_file, "
+                'or add to its end with write_file and "mode": "append".'
+            )
             return ToolResult(
                 ok=False,
-                # Overwriting is not offered here: a small model takes one of the ways it is
-                # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
-                # function it was asked to add. A whole rewrite is still in the tool's schema.
-                observation=f"{shown} already exists ({size:,} bytes); it is unchanged. "
-                'To add to its end, call write_file again with "mode": "append"; to change '
-                "part of it, use edit_file with text copied exactly from the file (read it "
-                "first).",
+                observation=f"{shown} already exists ({size:,} bytes); it is unchanged. {ways}",
+            )
+        if not seen:
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} has not been read since it last changed; it is "
+                "unchanged. Read it with read_file first, so what you write fits what is there.",
             )
         if size > _MAX_EDIT_BYTES:
             if args.mode == "overwrite":
@@ -578,6 +608,7 @@ async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolRes
     except OSError as exc:
         why = exc.strerror or str(exc)
         return ToolResult(ok=False, observation=f"could not write {shown}: {why}; it is unchanged")
+    _saw(ctx, path)  # the model wrote it: it knows what is there
     return None
 
 

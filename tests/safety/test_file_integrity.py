@@ -20,8 +20,15 @@ from pheron_tui.tools.files import PathRefused, read_bytes, write_atomic
 
 
 async def call(workspace: Path, name: str, **arguments):
-    prepared = default_registry().prepare(name, arguments)
-    return await prepared.tool.run(prepared.args, ToolContext(workspace=workspace))
+    """Run a call as a model that read the file first: what is tested here are the guards
+    that hold even then, not the rule that a file is read before it is replaced."""
+    registry = default_registry()
+    context = ToolContext(workspace=workspace)
+    if name == "write_file":
+        reading = registry.prepare("read_file", {"path": arguments["path"]})
+        await reading.tool.run(reading.args, context)
+    prepared = registry.prepare(name, arguments)
+    return await prepared.tool.run(prepared.args, context)
 
 
 # -- class 4: edit_file destroys data -----------------------------------------------------------
@@ -155,7 +162,10 @@ async def test_a_write_that_fails_halfway_leaves_the_old_file(workspace: Path) -
         "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
         "ws = Path(sys.argv[1])\n"
         "p = default_registry().prepare('write_file', {'path': 'keep.txt', 'content': 'x' * 5000, 'mode': 'overwrite'})\n"
-        "r = asyncio.run(p.tool.run(p.args, ToolContext(workspace=ws)))\n"
+        "ctx = ToolContext(workspace=ws)\n"
+        "r = default_registry().prepare('read_file', {'path': 'keep.txt'})\n"
+        "asyncio.run(r.tool.run(r.args, ctx))\n"
+        "r = asyncio.run(p.tool.run(p.args, ctx))\n"
         "print(r.ok, r.observation)\n"
     )
     done = subprocess.run(

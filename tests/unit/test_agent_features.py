@@ -129,22 +129,26 @@ async def test_a_per_hunk_decision_writes_only_the_hunks_taken(make_agent, works
     (workspace / "f.txt").write_text(before)
     after = before.replace("line 1\n", "line one\n").replace("line 25\n", "line 25!\n")
     agent = make_agent(
-        policy="ask",
+        policy="read-only",
         classify=["task"],
-        plan=[call("write_file", path="f.txt", content=after, mode="overwrite"), "done"],
+        plan=[
+            call("read_file", path="f.txt"),
+            call("write_file", path="f.txt", content=after, mode="overwrite"),
+            "done",
+        ],
         critic=["PASS: ok"],
     )
     turn = asyncio.create_task(agent.orchestrator.submit("edit f.txt"))
     while not agent.orchestrator.gate.pending:
         await asyncio.sleep(0.01)
-    [proposed] = agent.of("ToolCallProposed")
+    [_read, proposed] = agent.of("ToolCallProposed")
     assert proposed.hunks == 2 and "+line one" in proposed.diff
     agent.orchestrator.decide(proposed.call_id, "approve", [1])
     await turn
     assert (workspace / "f.txt").read_text() == before.replace("line 25\n", "line 25!\n")
-    told = agent.provider.requests[2].messages[-1].content
+    told = agent.provider.requests[3].messages[-1].content
     assert "applied 2 of 2, rejected 1" in told and "-line 1" in told
-    [decided] = agent.of("ToolCallDecided")
+    [_auto, decided] = agent.of("ToolCallDecided")
     assert decided.hunks == [2]
 
 

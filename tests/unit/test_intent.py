@@ -9,6 +9,7 @@ from pheron_tui.core.intent import (
     classify_request,
     orders_a_change,
     orders_a_run,
+    orders_only_a_run,
 )
 
 
@@ -77,3 +78,18 @@ def test_orders_to_run_something() -> None:
     assert orders_a_run("Please execute the tests")
     assert not orders_a_run("Fix the bug in calc.py so that `python3 test_calc.py` runs.")
     assert not orders_a_run("How do I run the tests?")
+
+
+@pytest.mark.parametrize(
+    ("text", "only"),
+    [
+        ("Run python3 test_calc.py and tell me which test fails.", True),
+        ("Please execute the tests", True),
+        ("Run the tests, then fix what fails.", False),
+        ("Write square.py that prints 144, run it and tell me the output.", False),
+        ("Run the script and save its output to out.txt.", False),
+        ("How do I run the tests?", False),  # no order at all
+    ],
+)
+def test_orders_only_a_run(text: str, only: bool) -> None:
+    assert orders_only_a_run(text) is only

@@ -388,6 +388,57 @@ async def test_a_question_gets_no_write(make_agent, workspace) -> None:
     assert "edit_file" not in (plans[0].messages[0].content or "")
 
 
+async def test_an_order_to_run_gets_no_write(make_agent, workspace) -> None:
+    """Told "Run python3 test_calc.py and tell me which test fails", the 1.5B model wrote a
+    test_calc.py of its own, then appended to the real one. A request that orders only a run
+    is offered no tool that writes, and a write named anyway is denied unasked."""
+    (workspace / "test_calc.py").write_text("assert 1 + 1 == 3\n")
+    write = 'CALL(write_file) WITH {"path": "test_calc.py", "content": "x", "mode": "append"}'
+    run = 'CALL(shell_exec) WITH {"command": "python3 test_calc.py"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[write, run, "<final>The assertion on line 1 fails.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit(
+        "Run python3 test_calc.py and tell me which test fails."
+    )
+    assert result.status == "finished"
+    decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
+    assert decided[0] == ("denied", "run order")
+    assert (workspace / "test_calc.py").read_text() == "assert 1 + 1 == 3\n"
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("not for files to be changed" in text for text in told)
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    offered = {t.function.name for r in plans for t in r.tools}
+    assert "shell_exec" in offered and not offered & {"write_file", "edit_file"}
+
+
+async def test_a_change_that_cannot_be_made_fails_without_asking(make_agent, workspace) -> None:
+    """An edit whose `old` is not in the file, an append to a file never read: nobody is asked
+    to approve what cannot work; the model is told why, as if it had run."""
+    edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "no such text", "new": "x"}'
+    append = 'CALL(write_file) WITH {"path": "notes.md", "content": "x", "mode": "append"}'
+    agent = make_agent(
+        policy="ask",
+        native_tools=False,
+        classify=["task"],
+        plan=[edit, append, "<final>Could not.</final>"],
+        critic=["PASS: ok"],
+    )
+    before = (workspace / "notes.md").read_text()
+    # Were anyone asked, the turn would wait for them: it must end by itself.
+    result = await asyncio.wait_for(agent.orchestrator.submit("Change notes.md"), 10)
+    assert result.status == "finished"
+    assert not agent.of("ToolCallAwaitingDecision") and not agent.of("ToolCallDecided")
+    finished = [(e.status, e.observation) for e in agent.of("ToolCallFinished")]
+    assert finished[0][0] == "failed" and "does not occur" in finished[0][1]
+    assert finished[1][0] == "failed" and "read_file" in finished[1][1]
+    assert (workspace / "notes.md").read_text() == before
+
+
 async def test_a_change_request_is_offered_the_tools_that_write(make_agent) -> None:
     agent = make_agent(native_tools=False, classify=["task"], plan=["<final>ok</final>"])
     await agent.orchestrator.submit("Replace milk with bread in notes.md.")

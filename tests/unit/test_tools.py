@@ -33,10 +33,15 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+_SEEN: dict[Path, dict] = {}
+"""Per workspace, the files read or written by earlier calls: one session per workspace."""
+
+
 async def call(ws: Path, name: str, **arguments):
     registry = default_registry()
     prepared = registry.prepare(name, arguments)
-    return await prepared.tool.run(prepared.args, ToolContext(workspace=ws, shell_timeout_s=5))
+    context = ToolContext(workspace=ws, shell_timeout_s=5, seen=_SEEN.setdefault(ws, {}))
+    return await prepared.tool.run(prepared.args, context)
 
 
 @pytest.mark.parametrize(
@@ -283,11 +288,13 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
 ) -> None:
     (workspace / "utils.py").write_text("def flip(t):\n    return t[::-1]\n")
     kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
-    assert (
-        not kept.ok and '"mode": "append"' in kept.observation and "edit_file" in kept.observation
-    )
+    assert not kept.ok and "read_file" in kept.observation and "edit_file" in kept.observation
     assert "overwrite" not in kept.observation  # the way that loses the file is not suggested
     assert (workspace / "utils.py").read_text() == "def flip(t):\n    return t[::-1]\n"
+    await call(workspace, "read_file", path="utils.py")
+    kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
+    assert not kept.ok and '"mode": "append"' in kept.observation
+    assert "overwrite" not in kept.observation
     added = await call(
         workspace, "write_file", path="utils.py", content="\ndef twice(x):\n    return 2 * x\n",
         mode="append",
@@ -297,10 +304,28 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert (workspace / "utils.py").read_text().endswith("return 2 * x\n")
     replaced = await call(
         workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
-    )
+    )  # what it wrote itself it knows
     assert replaced.ok and (workspace / "utils.py").read_text() == "x = 1\n"
     fresh = await call(workspace, "write_file", path="new.md", content="hi", mode="append")
     assert fresh.ok and (workspace / "new.md").read_text() == "hi"
+
+
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+async def test_a_file_is_added_to_or_replaced_only_as_last_read(workspace: Path, mode) -> None:
+    """Written blind, a small model appended a second copy of a function to a file it never
+    looked at; a file changed since it was read (by the user, by a command) is read again."""
+    test_file = workspace / "test_calc.py"
+    test_file.write_text("assert 1 + 1 == 2\n")
+    blind = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
+    assert not blind.ok and "read_file" in blind.observation
+    assert test_file.read_text() == "assert 1 + 1 == 2\n"
+    await call(workspace, "read_file", path="test_calc.py", limit=1)  # any part of it counts
+    test_file.write_text("assert 2 + 2 == 4, 'sum'\n")  # changed after it was read
+    stale = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
+    assert not stale.ok and test_file.read_text() == "assert 2 + 2 == 4, 'sum'\n"
+    await call(workspace, "read_file", path="test_calc.py")
+    written = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
+    assert written.ok and test_file.read_text().endswith("x\n")
 
 
 async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> None:
