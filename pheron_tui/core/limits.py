@@ -1,6 +1,6 @@
 """Default limits, one place each: the config file, the CLI help and the core agree."""
 
-DEFAULT_MAX_STEPS = 8
+DEFAULT_MAX_STEPS = 12
 """Planning cycles before a task gives up."""
 DEFAULT_SHELL_TIMEOUT_S = 60.0
 """Seconds before a shell command is killed (the user's value is a ceiling for the model's)."""

@@ -376,11 +376,15 @@ class Orchestrator:
                 # the model to look, and go on.
                 self._send_back(state, reply, PARROT_MESSAGE)
                 continue
-            if parsed.kind == "clarify" and state.last_failed and not state.retried:
-                # Small models give up after one failed call and ask the user, even when the
-                # result names the fix ("files with that name here: config.py"): once per
-                # task, they are told to correct the call instead.
-                state.retried = True
+            # Small models give up after a failed call and "ask" the user, even when the
+            # result names the fix ("files with that name here: config.py"): they are told to
+            # correct the call instead. A real question, once per task; a CLARIFY that only
+            # says what failed, once for each different failure (a fix that uncovers the next
+            # failing test).
+            failure = state.last_result[1] if state.last_failed else None
+            retry = failure and ("a question" if parsed.text.rstrip().endswith("?") else failure)
+            if parsed.kind == "clarify" and retry and retry not in state.retried_after:
+                state.retried_after.add(retry)
                 self._send_back(state, reply, RETRY_MESSAGE)
                 continue
             if parsed.kind == "clarify":

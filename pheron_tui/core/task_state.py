@@ -104,8 +104,9 @@ class TaskState:
     """The model once gave the request itself as its answer (told to act; not twice)."""
     last_failed: bool = False
     """The latest call failed (not denied): its result says what to correct."""
-    retried: bool = False
-    """The model, asking the user right after a failed call, was once told to retry."""
+    retried_after: set[str] = field(default_factory=set)
+    """When the model, asking the user right after a failed call, was told to retry: after
+    "a question", or after each failure it only reported."""
     only_to_know: bool = False
     """The request is a question that asks for no change (``intent.asks_only_to_know``): a
     write the model proposes is refused before the user is asked."""

@@ -248,36 +248,44 @@ class ReadFile(_PathTool):
             return loaded
         path, shown, data, size = loaded
         _saw(ctx, path)
-        notes = []
-        if size > len(data):
-            notes.append(f"only the first {len(data):,} of {size:,} bytes are shown")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            # A cut at the limit may split a character; anything else is not UTF-8.
-            text = data.decode("utf-8", errors="replace")
-            if size == len(data) or "\ufffd" in text[:-1]:
-                notes.append("it is not valid UTF-8: undecodable bytes are shown as \ufffd")
-        lines = text.splitlines()
-        offset = args.offset
-        if lines and offset > len(lines):
-            # Small models guess offsets; reading nothing led them to say the code is not
-            # there. The file from its start is what they were after.
-            notes.append(f"line {offset} is past the end ({len(lines)} lines): shown from line 1")
-            offset = 1
-        chosen = lines[offset - 1 : offset - 1 + args.limit]
-        body = "\n".join(f"{offset + i:>5}  {line}" for i, line in enumerate(chosen))
-        last = offset - 1 + len(chosen)
-        if not lines:
-            return ToolResult(ok=True, observation=f"{shown} is empty")
-        # The count said outright: asked "how many lines", a small model otherwise guesses.
-        total = f"{len(lines):,}{'+' if size > len(data) else ''}"
-        whole = offset == 1 and last == len(lines)
-        count = (
-            f"{total} line{'s' * (total != '1')}" if whole else f"lines {offset}-{last} of {total}"
-        )
-        noted = "".join(f"\n[{note}]" for note in notes)
-        return ToolResult(ok=True, observation=f"{shown} ({count}):\n{body}{noted}")
+        return ToolResult(ok=True, observation=_as_read(shown, data, size, args.offset, args.limit))
+
+
+READ_LINES = 400
+"""Lines read_file shows unless told otherwise."""
+
+
+def _as_read(shown: str, data: bytes, size: int, offset: int = 1, limit: int = READ_LINES) -> str:
+    """A file's text as read_file shows it: a head naming the file and its lines, then the
+    lines numbered from 1, then notes on anything cut or undecodable."""
+    data = data[:_MAX_READ_BYTES]
+    notes = []
+    if size > len(data):
+        notes.append(f"only the first {len(data):,} of {size:,} bytes are shown")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # A cut at the limit may split a character; anything else is not UTF-8.
+        text = data.decode("utf-8", errors="replace")
+        if size == len(data) or "\ufffd" in text[:-1]:
+            notes.append("it is not valid UTF-8: undecodable bytes are shown as \ufffd")
+    lines = text.splitlines()
+    if lines and offset > len(lines):
+        # Small models guess offsets; reading nothing led them to say the code is not
+        # there. The file from its start is what they were after.
+        notes.append(f"line {offset} is past the end ({len(lines)} lines): shown from line 1")
+        offset = 1
+    chosen = lines[offset - 1 : offset - 1 + limit]
+    body = "\n".join(f"{offset + i:>5}  {line}" for i, line in enumerate(chosen))
+    last = offset - 1 + len(chosen)
+    if not lines:
+        return f"{shown} is empty"
+    # The count said outright: asked "how many lines", a small model otherwise guesses.
+    total = f"{len(lines):,}{'+' if size > len(data) else ''}"
+    whole = offset == 1 and last == len(lines)
+    count = f"{total} line{'s' * (total != '1')}" if whole else f"lines {offset}-{last} of {total}"
+    noted = "".join(f"\n[{note}]" for note in notes)
+    return f"{shown} ({count}):\n{body}{noted}"
 
 
 class ListDir(_PathTool):
@@ -519,10 +527,8 @@ class WriteFile(_TextFileTool):
         shown = display_path(ctx.workspace, path)
         target = _relative(ctx, path)
         # A small model asked to add a function "writes" the file with just that function:
-        # what was there must not be lost by default. Creating needs only to know the file
-        # is there; appending (and showing what an overwrite replaces) needs all of it.
-        limit = 1 if args.mode == "create" else _MAX_EDIT_BYTES + 1
-        existing = await _load(ctx, args.path, limit, missing_ok=True)
+        # what was there must not be lost by default.
+        existing = await _load(ctx, args.path, _MAX_EDIT_BYTES + 1, missing_ok=True)
         if isinstance(existing, ToolResult):
             if args.mode == "overwrite" and "binary" in existing.observation:
                 return FileChange(shown, None, args.content, target)  # replaced whole, not shown
@@ -530,27 +536,31 @@ class WriteFile(_TextFileTool):
         if existing is None:
             return FileChange(shown, None, args.content, target)
         path, _shown, old, size = existing
+        # Written blind, a small model appends a second copy of what is there, or a script
+        # to a test file: a file is added to or replaced only as last seen. Not yet seen, it
+        # is shown, so the next call can fit it (told only to read it, the 1.5B model asked
+        # the user to).
         seen = _seen_as_is(ctx, path)
+        now = " " if seen else f" It holds now:\n{_as_read(shown, old, size)}\n"
+        if not seen:
+            _saw(ctx, path)
         if args.mode == "create":
             # Overwriting is not offered here: a small model takes one of the ways it is
             # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
             # function it was asked to add. A whole rewrite is still in the tool's schema.
-            ways = (
-                'To add to its end, call write_file again with "mode": "append"; to change '
-                "part of it, use edit_file with text copied exactly from the file."
-                if seen
-                else "Read it first with read_file; then change part of it with edit_file, "
-                'or add to its end with write_file and "mode": "append".'
-            )
             return ToolResult(
                 ok=False,
-                observation=f"{shown} already exists ({size:,} bytes); it is unchanged. {ways}",
+                observation=f"{shown} already exists ({size:,} bytes); it is unchanged.{now}"
+                'To add to its end, call write_file again with "mode": "append"; to change '
+                "part of it, use edit_file with text copied exactly from the file.",
             )
         if not seen:
             return ToolResult(
                 ok=False,
-                observation=f"{shown} has not been read since it last changed; it is "
-                "unchanged. Read it with read_file first, so what you write fits what is there.",
+                observation=f"{shown} was not read since it last changed, so it is "
+                f"unchanged.{now}Now that you have seen it: to add to its end, call "
+                "write_file again; to change part of it, use edit_file with text copied "
+                "exactly from the file.",
             )
         if size > _MAX_EDIT_BYTES:
             if args.mode == "overwrite":
@@ -685,7 +695,32 @@ class EditFile(_TextFileTool):
             return plan
         new_data = plan.after.encode("utf-8", errors="surrogatepass")
         failure = await _write(ctx, plan.write_path, plan.path, new_data)
-        return failure or ToolResult(ok=True, observation=f"edited {plan.path}")
+        if failure:
+            return failure
+        # The edited lines as they now read: told only "edited", small models read the
+        # whole file again to see their change, a step each time.
+        start = (plan.before or "").index(args.old)
+        shown = _edited_lines(plan.after, start, start + len(args.new))
+        return ToolResult(ok=True, observation=f"edited {plan.path}; {shown}")
+
+
+EDIT_LINES_SHOWN = 12
+"""At most this many lines of an edit are shown back."""
+
+
+def _edited_lines(text: str, start: int, end: int) -> str:
+    """Lines ``start``..``end`` (character offsets) of ``text`` with one line either side,
+    numbered as read_file numbers them."""
+    lines = text.splitlines()
+    first = text.count("\n", 0, start)  # 0-based
+    last = text.count("\n", 0, max(start, end - 1))
+    low, high = max(first - 1, 0), min(last + 1, len(lines) - 1)
+    if high < low:
+        return "the file is now empty"
+    cut = high - low + 1 > EDIT_LINES_SHOWN
+    high = low + EDIT_LINES_SHOWN - 1 if cut else high
+    body = "\n".join(f"{n + 1:>5}  {lines[n]}" for n in range(low, high + 1))
+    return f"lines {low + 1}-{high + 1} now:\n{body}" + ("\n[…]" if cut else "")
 
 
 class ShellExec(Tool):

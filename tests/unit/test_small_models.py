@@ -163,6 +163,28 @@ async def test_a_second_question_after_failures_reaches_the_user(make_agent) -> 
     assert agent.of("ClarifyRequested")
 
 
+async def test_a_reported_failure_is_sent_back_each_time_it_differs(make_agent) -> None:
+    """Fixing one function, the 1.5B model ran the tests, met the next failure and "asked"
+    with a statement of it; a second different failure gets a second push."""
+    run = '<tool_call>{"name": "shell_exec", "arguments": {"command": "%s"}}</tool_call>'
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            run % "exit 3",
+            'CLARIFY("The command exits with 3.")',
+            run % "exit 4",
+            'CLARIFY("The command exits with 4.")',
+            run % "exit 4",
+            'CLARIFY("The command exits with 4 again.")',
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("make the command pass")
+    assert result.answer == "The command exits with 4 again."
+    last_messages = [str(r.messages[-1].content) for r in agent.provider.requests]
+    assert sum("Do not ask the user yet" in m for m in last_messages) == 2
+
+
 def test_the_legacy_prompt_shows_what_each_argument_takes() -> None:
     """Given only names and types, a small model invents units, formats and keys (BFCL:
     "unit": "miles" where the description says km is the default, "wind_strength" for the

@@ -173,6 +173,26 @@ async def test_write_and_edit_file(workspace: Path) -> None:
     assert not refused.ok and not (workspace.parent / "evil.txt").exists()
 
 
+async def test_an_edit_shows_the_lines_it_changed(workspace: Path) -> None:
+    """Told only "edited", a small model read the whole file again to see its change."""
+    (workspace / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef average(numbers):\n"
+        "    return sum(numbers) / (len(numbers) - 1)\n"
+    )
+    fixed = await call(
+        workspace, "edit_file", path="calc.py", old="(len(numbers) - 1)", new="len(numbers)"
+    )
+    assert fixed.observation == (
+        "edited calc.py; lines 5-6 now:\n"
+        "    5  def average(numbers):\n"
+        "    6      return sum(numbers) / len(numbers)"
+    )
+    long = "\n".join(f"    x{i} = {i}" for i in range(30)) + "\n"
+    grown = await call(workspace, "edit_file", path="calc.py", old="    return a + b\n", new=long)
+    assert grown.observation.startswith("edited calc.py; lines 1-12 now:\n    1  def add(a, b):")
+    assert grown.observation.endswith("   12      x10 = 10\n[…]")
+
+
 def test_unknown_tool_and_bad_arguments_say_what_is_wrong() -> None:
     registry = default_registry()
     with pytest.raises(ToolCallError, match=r"unknown tool 'rm_rf'.*read_file"):
@@ -288,13 +308,11 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
 ) -> None:
     (workspace / "utils.py").write_text("def flip(t):\n    return t[::-1]\n")
     kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
-    assert not kept.ok and "read_file" in kept.observation and "edit_file" in kept.observation
-    assert "overwrite" not in kept.observation  # the way that loses the file is not suggested
-    assert (workspace / "utils.py").read_text() == "def flip(t):\n    return t[::-1]\n"
-    await call(workspace, "read_file", path="utils.py")
-    kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
     assert not kept.ok and '"mode": "append"' in kept.observation
-    assert "overwrite" not in kept.observation
+    assert "edit_file" in kept.observation
+    assert "overwrite" not in kept.observation  # the way that loses the file is not suggested
+    assert "    1  def flip(t):" in kept.observation  # never read before: shown
+    assert (workspace / "utils.py").read_text() == "def flip(t):\n    return t[::-1]\n"
     added = await call(
         workspace, "write_file", path="utils.py", content="\ndef twice(x):\n    return 2 * x\n",
         mode="append",
@@ -302,6 +320,8 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert added.ok
     assert (workspace / "utils.py").read_text().startswith("def flip(t):\n    return t[::-1]\n\n")
     assert (workspace / "utils.py").read_text().endswith("return 2 * x\n")
+    kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
+    assert not kept.ok and "def flip" not in kept.observation  # seen as it is: not shown again
     replaced = await call(
         workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
     )  # what it wrote itself it knows
@@ -311,21 +331,25 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
 
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
-async def test_a_file_is_added_to_or_replaced_only_as_last_read(workspace: Path, mode) -> None:
+async def test_a_file_is_added_to_or_replaced_only_as_last_seen(workspace: Path, mode) -> None:
     """Written blind, a small model appended a second copy of a function to a file it never
-    looked at; a file changed since it was read (by the user, by a command) is read again."""
+    looked at. A file not seen as it is now (never read, or changed since, by the user or a
+    command) is left as it is and shown; the next call may then write it."""
     test_file = workspace / "test_calc.py"
     test_file.write_text("assert 1 + 1 == 2\n")
     blind = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
-    assert not blind.ok and "read_file" in blind.observation
+    assert not blind.ok and "    1  assert 1 + 1 == 2" in blind.observation
     assert test_file.read_text() == "assert 1 + 1 == 2\n"
-    await call(workspace, "read_file", path="test_calc.py", limit=1)  # any part of it counts
-    test_file.write_text("assert 2 + 2 == 4, 'sum'\n")  # changed after it was read
+    test_file.write_text("assert 2 + 2 == 4, 'sum'\n")  # changed after it was shown
     stale = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
-    assert not stale.ok and test_file.read_text() == "assert 2 + 2 == 4, 'sum'\n"
-    await call(workspace, "read_file", path="test_calc.py")
+    assert not stale.ok and "    1  assert 2 + 2 == 4, 'sum'" in stale.observation
+    assert test_file.read_text() == "assert 2 + 2 == 4, 'sum'\n"
     written = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
     assert written.ok and test_file.read_text().endswith("x\n")
+    test_file.write_text("y\n")
+    await call(workspace, "read_file", path="test_calc.py", limit=1)  # any part read counts
+    again = await call(workspace, "write_file", path="test_calc.py", content="x\n", mode=mode)
+    assert again.ok
 
 
 async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> None:
