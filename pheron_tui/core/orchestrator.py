@@ -69,6 +69,7 @@ from pheron_tui.core.task_state import (
     PARROT_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
+    UNSUPPORTED_NUMBER_MESSAGE,
     TaskEnded,
     TaskState,
     parrots,
@@ -410,22 +411,34 @@ class Orchestrator:
                 state.told_to_act = True
                 self._send_back(state, reply, undone)
                 continue
+            if number := state.unsupported_number(parsed.text):
+                # Free to answer again: a number it worked out may stand.
+                state.numbers_checked = True
+                nudge = UNSUPPORTED_NUMBER_MESSAGE.format(number=number)
+                self._send_back(state, reply, nudge, must_call=False)
+                continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
 
     def _send_back(
-        self, state: TaskState, reply: StreamedReply, nudge: str, said: str | None = None
+        self,
+        state: TaskState,
+        reply: StreamedReply,
+        nudge: str,
+        said: str | None = None,
+        must_call: bool = True,
     ) -> None:
         """Keep a reply that does not move the task (``said``, else the reply as it came),
-        answer it with ``nudge``, and make the next step call a tool."""
+        answer it with ``nudge``, and (unless told otherwise) make the next step call a
+        tool."""
         content = reply.answer if said is None else said
         self._remember(
             Message(role="assistant", content=content, reasoning_content=reply.think or None)
         )
         self._remember(Message(role="user", content=nudge))
-        state.must_call = True
+        state.must_call = must_call
 
     async def _plan_step(
         self,

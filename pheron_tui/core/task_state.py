@@ -47,6 +47,12 @@ UNDONE_RUN_MESSAGE = (
     "tool call, then say what it printed."
 )
 
+UNSUPPORTED_NUMBER_MESSAGE = (
+    "Your answer says {number}, but no tool result above shows {number}. Answer only from what "
+    "the results show; if they do not show it, look where it is (read the file that holds it, "
+    "or search for it), or say that you could not find it."
+)
+
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
@@ -66,6 +72,16 @@ PARROT_MESSAGE = (
 
 def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9_.]+", text.lower())
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w]|\.\d)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers written in ``text`` on their own (not inside names like ``TIMEOUT_S2`` or
+    ``v1.2.3``), as written, thousands separators dropped."""
+    return _NUMBER.findall(_THOUSANDS.sub("", text))
 
 
 def parrots(question: str, request: str) -> bool:
@@ -114,6 +130,8 @@ class TaskState:
     """The request tells the agent to change something (``intent.orders_a_change``)."""
     orders_run: bool = False
     """The request tells the agent to run something (``intent.orders_a_run``)."""
+    numbers_checked: bool = False
+    """The answer was once sent back for a number no result shows (``unsupported_number``)."""
     only_to_run: bool = False
     """The request orders a run and no other change (``intent.orders_only_a_run``)."""
     told_to_act: bool = False
@@ -132,6 +150,18 @@ class TaskState:
         if self.only_to_run:
             return RUN_ONLY_MESSAGE, "run order"
         return None
+
+    def unsupported_number(self, answer: str) -> str | None:
+        """A number the answer to a question states that neither the request nor any tool
+        result shows, or None. Asked the value of TIMEOUT_S, the 1.5B model ran ``echo
+        $TIMEOUT_S``, got no output and answered 60 (the timeout of its own call). Checked
+        once per task: an answer the model works out (a sum, an average) may stand after it."""
+        if self.numbers_checked or not self.only_to_know:
+            return None
+        seen = {float(n) for n in numbers(self.request)}
+        for step in self.steps:
+            seen.update(float(n) for n in numbers(step.output))
+        return next((n for n in numbers(answer) if float(n) not in seen), None)
 
     def undone_order(self) -> str | None:
         """What to tell a model that answers an order before even trying it (small models

@@ -251,3 +251,36 @@ async def test_the_prompt_read_to_its_end_is_said_at_the_first_token() -> None:
     assert reply.answer == "PASS"
     progress = [(e.processed, e.total) for e in events.drain() if e.type == "PromptProgress"]
     assert progress == [(512, 3922), (2048, 3922), (3922, 3922)]
+
+
+def test_numbers_are_read_on_their_own() -> None:
+    from pheron_tui.core.task_state import numbers
+
+    assert numbers("TIMEOUT_S2 is 60, v1.2.3 has 1,000 users and 2.5 GB.") == ["60", "1000", "2.5"]
+
+
+async def test_a_number_no_result_shows_is_sent_back_once(make_agent, workspace) -> None:
+    """Asked the value of TIMEOUT_S, the 1.5B model ran `echo $TIMEOUT_S`, got nothing and
+    answered 60. An answer to a question stating a number that neither the request nor any
+    result shows is sent back once; the model may then answer again, without a forced call."""
+    (workspace / "config.py").write_text("TIMEOUT_S = 30\n")
+    echo = '<tool_call>{"name": "shell_exec", "arguments": {"command": "true"}}</tool_call>'
+    read = '<tool_call>{"name": "read_file", "arguments": {"path": "config.py"}}</tool_call>'
+    agent = make_agent(
+        classify=["task"], plan=[echo, "It is 60.", read, "It is 30."], critic=["PASS: ok"]
+    )
+    result = await agent.orchestrator.submit("What is the value of TIMEOUT_S?")
+    assert result.answer == "It is 30."
+    told = [str(r.messages[-1].content) for r in agent.provider.requests]
+    assert sum("no tool result above shows 60" in m for m in told) == 1
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert plans[2].tool_choice == "auto"  # free to answer again or to look
+
+    stubborn = make_agent(
+        classify=["task"], plan=[read, "It is 45.", "It is 45."], critic=["PASS: ok"]
+    )
+    again = await stubborn.orchestrator.submit("What is the value of TIMEOUT_S?")
+    assert again.answer == "It is 45."  # once: a number it worked out may stand
+    shown = make_agent(classify=["task"], plan=[read, "It is 30."], critic=["PASS: ok"])
+    assert (await shown.orchestrator.submit("What is TIMEOUT_S set to?")).answer == "It is 30."
+    assert not any("no tool result" in str(r.messages[-1].content) for r in shown.provider.requests)
