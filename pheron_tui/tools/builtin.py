@@ -372,8 +372,13 @@ class SearchFiles(_PathTool):
             said = f"no matches for {args.pattern!r} in {shown}"
             if root.is_file():
                 # Searched one file for a word it does not hold ("hi" in utils.py, asked what
-                # shout returns for "hi"), a small model answers with this line. The file
-                # itself is what it needs.
+                # shout returns for "hi"), a small model answers with this line, even told
+                # to read the file. The file itself is what it needs: a short one is shown.
+                loaded = await _load(ctx, args.path, _MAX_READ_BYTES)
+                if not isinstance(loaded, ToolResult) and loaded[2].count(b"\n") < SHOWN_WHOLE:
+                    path, _shown, data, size = loaded
+                    _saw(ctx, path)
+                    return ToolResult(ok=True, observation=f"{said}. {_as_read(shown, data, size)}")
                 said += f"; read_file {shown} shows all of it"
             return ToolResult(ok=True, observation=said)
         if len(search.hits) <= CONTEXT_MATCHES and not search.timed_out:
@@ -381,6 +386,8 @@ class SearchFiles(_PathTool):
         return ToolResult(ok=not search.timed_out, observation="\n".join(matches))
 
 
+SHOWN_WHOLE = 200
+"""A file searched alone without a match is shown whole when it has fewer lines than this."""
 CONTEXT_MATCHES = 5
 """A search with this many matches or fewer shows the lines around each (``grep -B1 -A3``): a
 model that finds ``def average(numbers):`` then sees the body it asked about."""

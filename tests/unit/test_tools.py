@@ -112,9 +112,12 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
         "calc.py:5: def average(numbers):",
         "calc.py-6-     return sum(numbers) / (len(numbers) - 1)",
     ]
-    # None in the one file searched: reading it is suggested.
+    # None in the one file searched: a short file is shown whole, a long one is to be read.
     none = (await call(tmp_path, "search_files", pattern="hi", path="calc.py")).observation
-    assert none == "no matches for 'hi' in calc.py; read_file calc.py shows all of it"
+    assert none.startswith("no matches for 'hi' in calc.py. calc.py (6 lines):\n    1  def add")
+    (tmp_path / "long.py").write_text("x = 1\n" * 250)
+    none = (await call(tmp_path, "search_files", pattern="hi", path="long.py")).observation
+    assert none == "no matches for 'hi' in long.py; read_file long.py shows all of it"
     # Many matches: one line each, as before.
     (tmp_path / "many.txt").write_text("average\nfiller\n" * 6)
     found = (await call(tmp_path, "search_files", pattern="average")).observation
