@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import os
 import threading
 import time
@@ -284,8 +285,22 @@ def _as_read(shown: str, data: bytes, size: int, offset: int = 1, limit: int = R
     total = f"{len(lines):,}{'+' if size > len(data) else ''}"
     whole = offset == 1 and last == len(lines)
     count = f"{total} line{'s' * (total != '1')}" if whole else f"lines {offset}-{last} of {total}"
+    if whole and size == len(data) and _has_header_row(shown, text):
+        # Asked how many data rows a CSV has, a small model gives its line count.
+        rows = sum(1 for line in lines[1:] if line.strip())
+        count += f": a header and {rows} data row{'s' * (rows != 1)}"
     noted = "".join(f"\n[{note}]" for note in notes)
     return f"{shown} ({count}):\n{body}{noted}"
+
+
+def _has_header_row(shown: str, text: str) -> bool:
+    """Whether a CSV or TSV file opens with a header row (the standard library's guess)."""
+    if not shown.lower().endswith((".csv", ".tsv")):
+        return False
+    try:
+        return csv.Sniffer().has_header(text[:2048])  # a few rows tell; bounded time
+    except csv.Error:
+        return False
 
 
 class ListDir(_PathTool):

@@ -176,6 +176,23 @@ async def test_write_and_edit_file(workspace: Path) -> None:
     assert not refused.ok and not (workspace.parent / "evil.txt").exists()
 
 
+async def test_a_csv_with_a_header_says_how_many_data_rows_it_has(workspace: Path) -> None:
+    """Asked how many data rows data.csv has, the 1.5B model gave its line count."""
+    (workspace / "data.csv").write_text("name,score\nana,3\nbo,5\ncy,8\ndee,1\n")
+    (workspace / "pairs.csv").write_text("1,2\n3,4\n")
+    (workspace / "notes.txt").write_text("name,score\nana,3\n")
+    read = await call(workspace, "read_file", path="data.csv")
+    assert read.observation.startswith("data.csv (5 lines: a header and 4 data rows):\n")
+    assert (await call(workspace, "read_file", path="pairs.csv")).observation.startswith(
+        "pairs.csv (2 lines):"
+    )  # no header: numbers throughout
+    assert (await call(workspace, "read_file", path="notes.txt")).observation.startswith(
+        "notes.txt (2 lines):"
+    )  # not a CSV file by its name
+    part = await call(workspace, "read_file", path="data.csv", limit=2)
+    assert part.observation.startswith("data.csv (lines 1-2 of 5):")
+
+
 async def test_an_edit_shows_the_lines_it_changed(workspace: Path) -> None:
     """Told only "edited", a small model read the whole file again to see its change."""
     (workspace / "calc.py").write_text(
