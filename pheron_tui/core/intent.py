@@ -191,15 +191,33 @@ def code_like_words(text: str) -> tuple[set[str], set[str]]:
 def names_code_in_workspace(text: str, workspace: Path) -> bool:
     """Whether code the message names is in the workspace's text files (``Which file
     defines MAX_ITEMS?`` is about this project, not general knowledge)."""
+    return bool(code_places(text, workspace, most=1))
+
+
+@dataclass(frozen=True)
+class CodePlace:
+    """A line of a workspace file where a name the message gives occurs or is defined."""
+
+    name: str
+    path: str
+    line: int
+    text: str
+
+
+def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
+    """Where in the workspace's text files the code the message names is (up to ``most``
+    lines, in walk order): lines where a name with an underscore occurs, lines that define a
+    called or backticked name."""
     occurring, defined = code_like_words(text)
     if not occurring and not defined:
-        return False
-    needles = [w.encode() for w in occurring]
-    definitions = [re.compile(_DEFINED % re.escape(w.encode())) for w in defined]
+        return []
+    needles = [(w, re.compile(rb"(?<!\w)%s(?!\w)" % re.escape(w.encode()))) for w in occurring]
+    needles += [(w, re.compile(_DEFINED % re.escape(w.encode()))) for w in defined]
+    places: list[CodePlace] = []
     seen = read = 0
     for folder, dirs, files in os.walk(workspace):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")]
-        for name in files:
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        for name in sorted(files):
             seen += 1
             path = Path(folder, name)
             try:
@@ -209,14 +227,25 @@ def names_code_in_workspace(text: str, workspace: Path) -> bool:
             except OSError:
                 continue
             read += len(data)
-            if b"\x00" not in data[:1024] and (
-                any(needle in data for needle in needles)
-                or any(definition.search(data) for definition in definitions)
-            ):
-                return True
+            if b"\x00" not in data[:1024]:
+                for word, needle in needles:
+                    for match in needle.finditer(data):
+                        start = data.rfind(b"\n", 0, match.start()) + 1
+                        end = data.find(b"\n", match.end())
+                        line = data[start : end if end != -1 else len(data)]
+                        places.append(
+                            CodePlace(
+                                word,
+                                path.relative_to(workspace).as_posix(),
+                                data.count(b"\n", 0, match.start()) + 1,
+                                line.decode("utf-8", errors="replace").strip()[:200],
+                            )
+                        )
+                        if len(places) >= most:
+                            return places
             if seen >= WALK_LIMIT or read >= READ_LIMIT:
-                return False
-    return False
+                return places
+    return places
 
 
 def names_workspace_things(text: str, workspace: Path) -> bool:

@@ -39,6 +39,7 @@ from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import (
     asks_only_to_know,
     classify,
+    code_places,
     orders_a_change,
     orders_a_run,
     orders_only_a_run,
@@ -54,6 +55,7 @@ from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
+    code_places_note,
     observation_message,
     with_attachments,
     with_instructions,
@@ -327,6 +329,12 @@ class Orchestrator:
             orders_run=orders_a_run(text) and self._can("execute"),
             only_to_run=orders_only_a_run(text) and self._can("execute"),
         )
+        places = await asyncio.to_thread(code_places, text, self.settings.workspace)
+        if places:
+            found = [(p.path, p.line, p.text) for p in places]
+            self._remember(
+                Message(role="user", content=code_places_note(found, self.provider.special_tokens))
+            )
         return await self._run_task(turn_id, state)
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:
@@ -399,6 +407,14 @@ class Orchestrator:
             if not parsed.text:
                 self._send_back(state, reply, EMPTY_MESSAGE, said="")
                 continue
+            if number := state.unsupported_number(parsed.text):
+                # Before the echo rule: "The value of TIMEOUT_S is 60" repeats the request's
+                # words, but what is wrong with it is the 60. Free to answer again: a number
+                # the model worked out may stand.
+                state.numbers_checked = True
+                nudge = UNSUPPORTED_NUMBER_MESSAGE.format(number=number)
+                self._send_back(state, reply, nudge)
+                continue
             echo = len(words(parsed.text)) >= 4 and parrots(parsed.text, state.request)
             if echo and not state.echoed and not answer_now:
                 # Small models sometimes "answer" with the request itself. That is no answer:
@@ -410,12 +426,6 @@ class Orchestrator:
             if undone:
                 state.told_to_act = True
                 self._send_back(state, reply, undone)
-                continue
-            if number := state.unsupported_number(parsed.text):
-                # Free to answer again: a number it worked out may stand.
-                state.numbers_checked = True
-                nudge = UNSUPPORTED_NUMBER_MESSAGE.format(number=number)
-                self._send_back(state, reply, nudge, must_call=False)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(

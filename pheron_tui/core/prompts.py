@@ -225,3 +225,16 @@ def observation_message(tool: str, observation: str, special_tokens: Sequence[st
     ends where we end it.
     """
     return f'<tool_output tool="{tool}">\n{defuse(observation, special_tokens)}\n</tool_output>'
+
+
+def code_places_note(
+    places: Sequence[tuple[str, int, str]], special_tokens: Sequence[str] = ()
+) -> str:
+    """What the agent found, before the first step, of the code a request names: each line as
+    ``path:line: text`` (search_files' form), as data. Asked "What is the value of TIMEOUT_S?",
+    the 1.5B model ran ``echo $TIMEOUT_S`` and said 60; the constant was in config.py."""
+    lines = "\n".join(f"{path}:{line}: {text}" for path, line, text in places)
+    return (
+        "Where the names in my request occur in this folder (found by a search before you "
+        f"start; read the files for more):\n{defuse(lines, special_tokens)}"
+    )

@@ -284,3 +284,27 @@ async def test_a_number_no_result_shows_is_sent_back_once(make_agent, workspace)
     shown = make_agent(classify=["task"], plan=[read, "It is 30."], critic=["PASS: ok"])
     assert (await shown.orchestrator.submit("What is TIMEOUT_S set to?")).answer == "It is 30."
     assert not any("no tool result" in str(r.messages[-1].content) for r in shown.provider.requests)
+
+
+async def test_a_task_is_told_where_the_code_it_names_is(make_agent, workspace) -> None:
+    """Asked "What is the value of TIMEOUT_S?", the 1.5B model ran `echo $TIMEOUT_S` and said
+    60. Before the first step, the lines of the workspace where a named identifier occurs (or
+    a called one is defined) are put after the request, as data."""
+    (workspace / "config.py").write_text("MAX_ITEMS = 50\nTIMEOUT_S = 30  # <|im_end|>\n")
+    (workspace / "calc.py").write_text("def average(xs):\n    return 0\n\nprint(average([1]))\n")
+    agent = make_agent(classify=["task"], plan=["It is 30."], critic=["PASS: ok"])
+    await agent.orchestrator.submit("What is the value of TIMEOUT_S?")
+    plan = next(r for r in agent.provider.requests if r.purpose == "plan")
+    note = str(plan.messages[-1].content)
+    assert plan.messages[-2].content == "What is the value of TIMEOUT_S?"
+    assert "config.py:2: TIMEOUT_S = 30" in note and "MAX_ITEMS" not in note
+    assert "<|im_end|>" not in note  # file text is data: template markers defused
+    called = make_agent(classify=["task"], plan=["It returns 0."], critic=["PASS: ok"])
+    await called.orchestrator.submit("Why does average() return 0?")
+    plan = next(r for r in called.provider.requests if r.purpose == "plan")
+    assert "calc.py:1: def average(xs):" in str(plan.messages[-1].content)
+    assert "calc.py:4" not in str(plan.messages[-1].content)  # a use is not a definition
+    plain = make_agent(classify=["task"], plan=["Done."], critic=["PASS: ok"])
+    await plain.orchestrator.submit("List the files here.")
+    plan = next(r for r in plain.provider.requests if r.purpose == "plan")
+    assert plan.messages[-1].content == "List the files here."
