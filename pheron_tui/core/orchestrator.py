@@ -409,8 +409,8 @@ class Orchestrator:
                 continue
             if number := state.unsupported_number(parsed.text):
                 # Before the echo rule: "The value of TIMEOUT_S is 60" repeats the request's
-                # words, but what is wrong with it is the 60. Free to answer again: a number
-                # the model worked out may stand.
+                # words, but what is wrong with it is the 60. Once: a number the model worked
+                # out may stand when it says it again.
                 state.numbers_checked = True
                 nudge = UNSUPPORTED_NUMBER_MESSAGE.format(number=number)
                 self._send_back(state, reply, nudge)
@@ -433,22 +433,16 @@ class Orchestrator:
         )
 
     def _send_back(
-        self,
-        state: TaskState,
-        reply: StreamedReply,
-        nudge: str,
-        said: str | None = None,
-        must_call: bool = True,
+        self, state: TaskState, reply: StreamedReply, nudge: str, said: str | None = None
     ) -> None:
         """Keep a reply that does not move the task (``said``, else the reply as it came),
-        answer it with ``nudge``, and (unless told otherwise) make the next step call a
-        tool."""
+        answer it with ``nudge``, and make the next step call a tool."""
         content = reply.answer if said is None else said
         self._remember(
             Message(role="assistant", content=content, reasoning_content=reply.think or None)
         )
         self._remember(Message(role="user", content=nudge))
-        state.must_call = must_call
+        state.must_call = True
 
     async def _plan_step(
         self,

@@ -262,7 +262,8 @@ def test_numbers_are_read_on_their_own() -> None:
 async def test_a_number_no_result_shows_is_sent_back_once(make_agent, workspace) -> None:
     """Asked the value of TIMEOUT_S, the 1.5B model ran `echo $TIMEOUT_S`, got nothing and
     answered 60. An answer to a question stating a number that neither the request nor any
-    result shows is sent back once; the model may then answer again, without a forced call."""
+    result shows is sent back once, with a call due (legacy: forced): the model is to look
+    where the value is; once only, so a number it worked out may stand."""
     (workspace / "config.py").write_text("TIMEOUT_S = 30\n")
     echo = '<tool_call>{"name": "shell_exec", "arguments": {"command": "true"}}</tool_call>'
     read = '<tool_call>{"name": "read_file", "arguments": {"path": "config.py"}}</tool_call>'
@@ -273,8 +274,6 @@ async def test_a_number_no_result_shows_is_sent_back_once(make_agent, workspace)
     assert result.answer == "It is 30."
     told = [str(r.messages[-1].content) for r in agent.provider.requests]
     assert sum("no tool result above shows 60" in m for m in told) == 1
-    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
-    assert plans[2].tool_choice == "auto"  # free to answer again or to look
 
     stubborn = make_agent(
         classify=["task"], plan=[read, "It is 45.", "It is 45."], critic=["PASS: ok"]
