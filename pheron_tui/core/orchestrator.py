@@ -39,6 +39,7 @@ from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import (
     asks_only_to_know,
     classify,
+    code_like_words,
     code_places,
     orders_a_change,
     orders_a_run,
@@ -329,7 +330,10 @@ class Orchestrator:
             orders_run=orders_a_run(text) and self._can("execute"),
             only_to_run=orders_only_a_run(text) and self._can("execute"),
         )
-        places = await asyncio.to_thread(code_places, text, self.settings.workspace)
+        named = any(code_like_words(text))  # most requests name none: no walk, no thread
+        places = (
+            await asyncio.to_thread(code_places, text, self.settings.workspace) if named else []
+        )
         if places:
             found = [(p.path, p.line, p.text) for p in places]
             self._remember(

@@ -54,8 +54,8 @@ async def test_ask_policy_waits_for_the_user(make_agent) -> None:
         policy="ask", classify=["task"], plan=[LIST, LIST_SUB, "done"], critic=["PASS: ok"]
     )
     turn = asyncio.create_task(agent.orchestrator.submit("list"))
-    for _ in range(100):
-        await asyncio.sleep(0)
+    for _ in range(200):
+        await asyncio.sleep(0.01)
         if agent.orchestrator.gate.pending:
             break
     [call_id] = agent.orchestrator.gate.pending
