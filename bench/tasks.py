@@ -238,7 +238,12 @@ def run_task(task: Task, args: argparse.Namespace) -> Outcome:
                 events.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
-        answer = "".join(e["text"] for e in events if e["type"] == "AnswerDelta")
+        # The turn's answer, not every answer streamed on the way: one the agent sent back
+        # ("That repeats the request") is not what the user is left with, and glued to the
+        # next it can hide a number ("is 30." + "30") or state one that was taken back.
+        answers = [e["answer"] for e in events if e["type"] == "TurnFinished"]
+        streamed = "".join(e["text"] for e in events if e["type"] == "AnswerDelta")
+        answer = answers[-1] if answers else streamed
         verdicts = [e["verdict"] for e in events if e["type"] == "CriticVerdict"]
         usage = [e for e in events if e["type"] == "Usage"]
         finished = [e["status"] for e in events if e["type"] == "TurnFinished"]

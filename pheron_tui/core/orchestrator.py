@@ -69,6 +69,7 @@ from pheron_tui.core.task_state import (
     ALREADY_CALLED,
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
+    FAILED_CHANGE_MESSAGE,
     PARROT_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
@@ -430,6 +431,11 @@ class Orchestrator:
             if undone:
                 state.told_to_act = True
                 self._send_back(state, reply, undone)
+                continue
+            if failure and failure not in state.retried_after and state.change_failed():
+                # Once per failure, as for a CLARIFY above: the answer may only report it.
+                state.retried_after.add(failure)
+                self._send_back(state, reply, FAILED_CHANGE_MESSAGE)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(

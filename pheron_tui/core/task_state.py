@@ -53,6 +53,11 @@ UNSUPPORTED_NUMBER_MESSAGE = (
     "or search for it), or say that you could not find it."
 )
 
+FAILED_CHANGE_MESSAGE = (
+    "Your last tool call failed, so nothing has been changed yet; its result above says why. "
+    "Correct the call and try again. If it cannot be done, say why."
+)
+
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
@@ -162,6 +167,18 @@ class TaskState:
         for step in self.steps:
             seen.update(float(n) for n in numbers(step.output))
         return next((n for n in numbers(answer) if float(n) not in seen), None)
+
+    def change_failed(self) -> bool:
+        """The request orders a change, the latest call was a write that failed, and no call
+        that changes anything has worked: an answer now reports a failure the model may still
+        mend (shown config.py before appending to it, the 1.5B model answered "DEBUG =
+        False"). A command that ran and exited non-zero, or a read that failed ("nowhere.md
+        does not exist"), is a result to report, not a write to mend."""
+        if not (self.orders_change and self.steps):
+            return False
+        last = self.steps[-1]
+        changed = any(step.status == "ok" and step.risk != "read" for step in self.steps)
+        return last.risk == "write" and last.status == "failed" and not changed
 
     def undone_order(self) -> str | None:
         """What to tell a model that answers an order before even trying it (small models

@@ -425,7 +425,7 @@ async def test_a_change_that_cannot_be_made_fails_without_asking(make_agent, wor
         policy="ask",
         native_tools=False,
         classify=["task"],
-        plan=[edit, append, "<final>Could not.</final>"],
+        plan=[edit, append, "<final>Could not.</final>", "<final>Could not.</final>"],
         critic=["PASS: ok"],
     )
     before = (workspace / "notes.md").read_text()

@@ -307,3 +307,22 @@ async def test_a_task_is_told_where_the_code_it_names_is(make_agent, workspace) 
     await plain.orchestrator.submit("List the files here.")
     plan = next(r for r in plain.provider.requests if r.purpose == "plan")
     assert plan.messages[-1].content == "List the files here."
+
+
+async def test_an_order_whose_write_failed_is_sent_back_once(make_agent, workspace) -> None:
+    """Told to add a line to config.py, the 1.5B model appended blind, was shown the file
+    (nothing written: it had not read it) and answered "DEBUG = False". An answer to an order
+    whose last call was a failed write, with nothing changed, is sent back once per failure."""
+    (workspace / "config.py").write_text("X = 1\n")
+    append = (
+        '<tool_call>{"name": "write_file", "arguments": {"path": "config.py", '
+        '"content": "DEBUG = False\\n", "mode": "append"}}</tool_call>'
+    )
+    agent = make_agent(
+        classify=["task"], plan=[append, "DEBUG = False", append, "Added it."], critic=["PASS: ok"]
+    )
+    result = await agent.orchestrator.submit("Add the line DEBUG = False to config.py")
+    assert result.answer == "Added it."
+    assert (workspace / "config.py").read_text() == "X = 1\nDEBUG = False\n"
+    told = [str(r.messages[-1].content) for r in agent.provider.requests]
+    assert sum("nothing has been changed yet" in m for m in told) == 1
