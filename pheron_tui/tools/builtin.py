@@ -389,8 +389,12 @@ class SearchFiles(_PathTool):
                 # Searched one file for a word it does not hold ("hi" in utils.py, asked what
                 # shout returns for "hi"), a small model answers with this line, even told
                 # to read the file. The file itself is what it needs: a short one is shown.
-                loaded = await _load(ctx, args.path, _MAX_READ_BYTES)
-                if not isinstance(loaded, ToolResult) and loaded[2].count(b"\n") < SHOWN_WHOLE:
+                loaded = await _load(ctx, args.path, SHOWN_WHOLE_BYTES + 1)
+                if (
+                    not isinstance(loaded, ToolResult)
+                    and loaded[3] <= SHOWN_WHOLE_BYTES
+                    and loaded[2].count(b"\n") < SHOWN_WHOLE
+                ):
                     path, _shown, data, size = loaded
                     _saw(ctx, path)
                     return ToolResult(ok=True, observation=f"{said}. {_as_read(shown, data, size)}")
@@ -402,7 +406,9 @@ class SearchFiles(_PathTool):
 
 
 SHOWN_WHOLE = 200
-"""A file searched alone without a match is shown whole when it has fewer lines than this."""
+SHOWN_WHOLE_BYTES = 16_000
+"""A file searched alone without a match is shown whole when it has fewer lines than
+SHOWN_WHOLE and no more bytes than this (a minified file has few lines)."""
 CONTEXT_MATCHES = 5
 """A search with this many matches or fewer shows the lines around each (``grep -B1 -A3``): a
 model that finds ``def average(numbers):`` then sees the body it asked about."""

@@ -118,6 +118,9 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
     (tmp_path / "long.py").write_text("x = 1\n" * 250)
     none = (await call(tmp_path, "search_files", pattern="hi", path="long.py")).observation
     assert none == "no matches for 'hi' in long.py; read_file long.py shows all of it"
+    (tmp_path / "min.js").write_text("var x=1;" * 5000)  # one line, 40 kB
+    none = (await call(tmp_path, "search_files", pattern="hi", path="min.js")).observation
+    assert none == "no matches for 'hi' in min.js; read_file min.js shows all of it"
     # Many matches: one line each, as before.
     (tmp_path / "many.txt").write_text("average\nfiller\n" * 6)
     found = (await call(tmp_path, "search_files", pattern="average")).observation
