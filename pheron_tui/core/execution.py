@@ -129,7 +129,13 @@ class ToolExecutor:
             assessment = tool.assess(args, context)
         except Exception as exc:  # an assessment bug must not let a call through unchecked
             assessment = RiskAssessment("dangerous", [f"its risk could not be assessed ({exc})"])
-        refusal = tool.refusal(args, context)
+        refusal, by = tool.refusal(args, context), "workspace"
+        if refusal is None and self.settings.plan_mode and assessment.tier != "read":
+            refusal, by = PLAN_MODE_REFUSAL, "plan mode"
+        elif refusal is None and withheld is not None:
+            refusal, by = withheld
+        # A refused call is not previewed: a preview may show the model a file (a write to a
+        # file it has not seen), and a refused call's result says only why it was refused.
         preview = await self._preview(call, context) if refusal is None else None
         change = preview if isinstance(preview, FileChange) else None
         diff, hunks = _shown_diff(change)
@@ -145,13 +151,6 @@ class ToolExecutor:
             diff=diff,
             hunks=hunks,
         )
-        if refusal is None and self.settings.plan_mode and assessment.tier != "read":
-            refusal = PLAN_MODE_REFUSAL
-            by = "plan mode"
-        elif refusal is None and withheld is not None:
-            refusal, by = withheld
-        else:
-            by = "workspace"
         if refusal is not None:
             # Nothing to ask about: the tool would refuse it anyway.
             self.bus.emit(ev.ToolCallDecided, turn_id, call_id=call_id, decision="denied", by=by)
