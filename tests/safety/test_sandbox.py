@@ -16,7 +16,7 @@ import pytest
 from pheron_tui.core.tools import ToolContext
 from pheron_tui.tools import bubblewrap
 from pheron_tui.tools.bubblewrap import bubblewrap_problem, choose_sandbox
-from pheron_tui.tools.builtin import ShellExec
+from pheron_tui.tools.shell_exec import ShellExec
 
 from ..processes import running_with
 

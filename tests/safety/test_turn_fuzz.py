@@ -19,7 +19,8 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
 from pheron_tui.core.tools import ToolContext, ToolRegistry, ToolResult
 from pheron_tui.providers.scripted import Script, ScriptedProvider
-from pheron_tui.tools.builtin import ShellExec, builtin_tools
+from pheron_tui.tools.builtin import builtin_tools
+from pheron_tui.tools.shell_exec import ShellExec
 
 TOOLS = ["read_file", "list_dir", "search_files", "write_file", "edit_file", "shell_exec", "rm"]
 TOOLS += ["copy_path", "make_dir", "move_path", "delete_path"]

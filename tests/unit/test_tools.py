@@ -377,7 +377,7 @@ async def test_a_file_is_added_to_or_replaced_only_as_last_seen(workspace: Path,
 
 async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> None:
     from pheron_tui.core.tools import ToolContext
-    from pheron_tui.tools.builtin import ReadFile
+    from pheron_tui.tools.reading import ReadFile
 
     (workspace / "pkg").mkdir()
     (workspace / "pkg" / "config.py").write_text("MAX_ITEMS = 50\n")
@@ -393,7 +393,9 @@ async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> No
 
 async def test_a_missing_path_shows_what_the_nearest_folder_holds(tmp_path) -> None:
     from pheron_tui.core.tools import ToolContext
-    from pheron_tui.tools.builtin import NEARBY_SHOWN, DeletePath, ListDir, MovePath, ReadFile
+    from pheron_tui.tools.moving import DeletePath, MovePath
+    from pheron_tui.tools.path_tool import NEARBY_SHOWN
+    from pheron_tui.tools.reading import ListDir, ReadFile
 
     workspace = tmp_path / "project"
     workspace.mkdir()
@@ -420,7 +422,8 @@ async def test_a_missing_path_shows_what_the_nearest_folder_holds(tmp_path) -> N
 
 async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) -> None:
     from pheron_tui.core.tools import ToolContext
-    from pheron_tui.tools.builtin import EditFile, ReadFile
+    from pheron_tui.tools.reading import ReadFile
+    from pheron_tui.tools.writing import EditFile
 
     workspace = tmp_path / "project"
     workspace.mkdir()

@@ -1,0 +1,193 @@
+"""The tools that copy, move, make and delete workspace paths."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import Field
+
+from pheron_tui.core.tools import RiskAssessment, ToolContext, ToolResult
+from pheron_tui.tools.files import (
+    PathRefused,
+    delete_entry,
+    display_path,
+    make_folder,
+    move_entry,
+    read_bytes,
+    resolve_entry,
+    resolve_path,
+    write_new,
+)
+from pheron_tui.tools.path_tool import (
+    MAX_EDIT_BYTES,
+    PATH_CHARS,
+    PathTool,
+    StrictArgs,
+    git_risk,
+    missing_path_help,
+    refusal_result,
+)
+
+
+def _source_and_destination(
+    ctx: ToolContext, source: str, destination: str, resolve_source: Callable[..., Path]
+) -> tuple[Path, Path, str] | ToolResult:
+    """Both paths of a move or copy, checked, and ``a to b`` as shown; or the refusal."""
+    try:
+        start = resolve_source(ctx.workspace, source, ctx.protected)
+        end = resolve_entry(ctx.workspace, destination, ctx.protected)
+    except PathRefused as exc:
+        return refusal_result(exc)
+    return start, end, f"{display_path(ctx.workspace, start)} to {display_path(ctx.workspace, end)}"
+
+
+class MovePath(PathTool):
+    name = "move_path"
+    description = "Rename or move a file or folder in the workspace (never over an existing one)."
+    risk = "write"
+    path_fields = ("source", "destination")
+
+    class Args(StrictArgs):
+        source: str = Field(
+            max_length=PATH_CHARS, description="Path to move, relative to the workspace"
+        )
+        destination: str = Field(
+            max_length=PATH_CHARS, description="New path, relative to the workspace"
+        )
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.source, args.destination]
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        risks = [git_risk(self, p, ctx) for p in (args.source, args.destination)]
+        return max(risks, key=lambda r: r.tier == "dangerous")
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        ends = _source_and_destination(ctx, args.source, args.destination, resolve_entry)
+        if isinstance(ends, ToolResult):
+            return ends
+        source, destination, shown = ends
+        try:
+            await asyncio.to_thread(move_entry, ctx.workspace, source, destination)
+        except FileNotFoundError:
+            return ToolResult(ok=False, observation=await missing_path_help(ctx, source))
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not move {shown}: {why}")
+        return ToolResult(ok=True, observation=f"moved {shown}")
+
+
+class CopyPath(PathTool):
+    name = "copy_path"
+    description = "Copy a file in the workspace to a new path (never over an existing file)."
+    risk = "write"
+    path_fields = ("source", "destination")
+
+    class Args(StrictArgs):
+        source: str = Field(
+            max_length=PATH_CHARS, description="File to copy, relative to the workspace"
+        )
+        destination: str = Field(
+            max_length=PATH_CHARS, description="Path of the copy, relative to the workspace"
+        )
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.destination]
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return git_risk(self, args.destination, ctx)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        # The file copied is the one a link names; the copy is a new entry, never a link's end.
+        ends = _source_and_destination(ctx, args.source, args.destination, resolve_path)
+        if isinstance(ends, ToolResult):
+            return ends
+        source, destination, shown = ends
+        if source.is_dir():
+            return ToolResult(
+                ok=False,
+                observation=f"could not copy {shown}: copy_path copies one file; for a folder, "
+                "make the new folder with make_dir and copy its files one by one",
+            )
+        try:
+            data, size = await asyncio.to_thread(
+                read_bytes, ctx.workspace, source, MAX_EDIT_BYTES + 1
+            )
+            if size > MAX_EDIT_BYTES:
+                raise PathRefused(f"it is {size:,} bytes, more than copy_path copies")
+            await asyncio.to_thread(write_new, ctx.workspace, destination, data)
+        except FileNotFoundError:
+            return ToolResult(ok=False, observation=await missing_path_help(ctx, source))
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not copy {shown}: {why}")
+        return ToolResult(ok=True, observation=f"copied {shown}")
+
+
+class MakeDir(PathTool):
+    name = "make_dir"
+    description = "Create a folder in the workspace, with any missing parent folders."
+    risk = "write"
+    path_fields = ("path",)
+
+    class Args(StrictArgs):
+        path: str = Field(
+            max_length=PATH_CHARS, description="Folder path, relative to the workspace"
+        )
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.path]
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return git_risk(self, args.path, ctx)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        try:
+            path = resolve_entry(ctx.workspace, args.path, ctx.protected)
+        except PathRefused as exc:
+            return refusal_result(exc)
+        shown = display_path(ctx.workspace, path)
+        try:
+            made = await asyncio.to_thread(make_folder, ctx.workspace, path)
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not create {shown}: {why}")
+        return ToolResult(
+            ok=True,
+            observation=f"created the folder {shown}" if made else f"{shown} already exists",
+        )
+
+
+class DeletePath(PathTool):
+    name = "delete_path"
+    description = "Delete a file, or an empty folder, in the workspace."
+    risk = "write"
+    path_fields = ("path",)
+
+    class Args(StrictArgs):
+        path: str = Field(
+            max_length=PATH_CHARS, description="Path to delete, relative to the workspace"
+        )
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return git_risk(self, args.path, ctx)
+
+    def touches(self, args: Args) -> list[str]:
+        return [args.path]
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        try:
+            path = resolve_entry(ctx.workspace, args.path, ctx.protected)
+        except PathRefused as exc:
+            return refusal_result(exc)
+        shown = display_path(ctx.workspace, path)
+        try:
+            kind = await asyncio.to_thread(delete_entry, ctx.workspace, path)
+        except FileNotFoundError:
+            return ToolResult(ok=False, observation=await missing_path_help(ctx, path))
+        except (PathRefused, OSError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            return ToolResult(ok=False, observation=f"could not delete {shown}: {why}")
+        return ToolResult(ok=True, observation=f"deleted the {kind} {shown}")

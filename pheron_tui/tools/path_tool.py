@@ -1,0 +1,226 @@
+"""What the tools on workspace paths share: strict arguments, loading a file or the
+refusal to show, help for a path that is not there, and what the model has seen of a file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar, Literal, overload
+
+from pydantic import BaseModel, ConfigDict
+
+from pheron_tui.core.limits import SKIPPED_FOLDERS
+from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolResult
+from pheron_tui.tools.files import (
+    PathRefused,
+    display_path,
+    list_folder,
+    read_bytes,
+    resolve_path,
+)
+
+# read_file shows at most this much of a file; edit_file refuses larger files rather than
+# writing back less than it read.
+MAX_READ_BYTES = 2_000_000
+MAX_EDIT_BYTES = 16_000_000
+# Bounds on string arguments. They are in the schemas, so a constrained call always ends: a
+# weak model cannot run a string on until the reply is cut off.
+PATH_CHARS = 4096
+TEXT_CHARS = 200_000
+
+
+class StrictArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def refusal_result(exc: PathRefused) -> ToolResult:
+    return ToolResult(ok=False, observation=f"Refused: {exc}")
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+Loaded = tuple[Path, str, bytes, int]
+
+
+@overload
+async def load_file(ctx: ToolContext, raw: str, limit: int) -> Loaded | ToolResult: ...
+@overload
+async def load_file(
+    ctx: ToolContext, raw: str, limit: int, missing_ok: Literal[True]
+) -> Loaded | ToolResult | None: ...
+async def load_file(
+    ctx: ToolContext, raw: str, limit: int, missing_ok: bool = False
+) -> Loaded | ToolResult | None:
+    """(path, path as shown, up to ``limit`` bytes, whole size) of a workspace file, or the
+    refusal to return; None for a file that does not exist when ``missing_ok``."""
+    try:
+        path = resolve_path(ctx.workspace, raw, ctx.protected)
+    except PathRefused as exc:
+        return refusal_result(exc)
+    shown = display_path(ctx.workspace, path)
+    try:
+        data, size = await asyncio.to_thread(read_bytes, ctx.workspace, path, limit)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        inside = inside_own_name(ctx, raw)
+        if inside is not None:
+            # "project/config.py" in a workspace called project: the model named the
+            # workspace itself as a folder in it. The file it meant is there.
+            return await load_file(ctx, inside, limit)
+        return ToolResult(ok=False, observation=await missing_path_help(ctx, path))
+    except PathRefused as exc:
+        return ToolResult(ok=False, observation=f"{shown}: {exc}")
+    except OSError as exc:
+        return ToolResult(ok=False, observation=f"{shown} cannot be read: {exc.strerror}")
+    if looks_binary(data):
+        return ToolResult(ok=False, observation=f"{shown} is a binary file")
+    return path, shown, data, size
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def mark_seen(ctx: ToolContext, path: Path) -> None:
+    """The model has been shown this file as it is now (``ToolContext.seen``)."""
+    stamp = file_stamp(path)
+    if stamp is not None:
+        ctx.seen[path] = stamp
+
+
+def seen_as_is(ctx: ToolContext, path: Path) -> bool:
+    return path in ctx.seen and ctx.seen[path] == file_stamp(path)
+
+
+def relative_path(ctx: ToolContext, path: Path) -> str:
+    """A resolved workspace path as a relative one, whole (to write to, not to show)."""
+    return path.relative_to(ctx.workspace.resolve()).as_posix()
+
+
+def inside_own_name(ctx: ToolContext, raw: str) -> str | None:
+    """``raw`` without a first folder named like the workspace itself, when that folder is
+    not in the workspace and the rest is an existing file there; else None."""
+    first, _, rest = raw.removeprefix("./").partition("/")
+    root = ctx.workspace.resolve()
+    if not rest or first != root.name or (root / first).exists():
+        return None
+    try:
+        return rest if resolve_path(ctx.workspace, rest, ctx.protected).is_file() else None
+    except PathRefused:
+        return None
+
+
+async def missing_path_help(ctx: ToolContext, path: Path) -> str:
+    """Why ``path`` could not be used, and where to look instead: files of that name
+    elsewhere, or else what the nearest folder that exists holds. A small model that guessed a
+    path otherwise tries the same guess again, or gives up."""
+    shown = display_path(ctx.workspace, path)
+    found = await asyncio.to_thread(same_name, ctx, path.name)
+    if found:
+        return f"{shown} does not exist; files with that name here: {', '.join(found)}"
+    nearby = await asyncio.to_thread(nearest_folder, ctx, path)
+    if nearby is None:
+        return f"{shown} does not exist"
+    folder, entries, more = nearby
+    listed = ", ".join(entries) + (f" and {more} more" if more else "") if entries else "nothing"
+    return f"{shown} does not exist; {folder} holds: {listed}"
+
+
+def entry_names(entries: Iterable[os.DirEntry[str]]) -> list[str]:
+    """Folder entries by name, folders (not links to them) ending in "/"."""
+    return [
+        entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+        for entry in sorted(entries, key=lambda e: e.name)
+    ]
+
+
+NEARBY_SHOWN = 30
+"""Entries named, at most, from the nearest folder of a path that does not exist."""
+
+
+def nearest_folder(ctx: ToolContext, path: Path) -> tuple[str, list[str], int] | None:
+    """The nearest existing folder above ``path`` in the workspace (as shown), up to
+    ``NEARBY_SHOWN`` of its entries (folders end in "/"), and how many more there are."""
+    root = ctx.workspace.resolve()
+    folder = path.parent
+    while folder != root and not folder.is_dir():
+        folder = folder.parent
+    if not folder.is_relative_to(root) or any(folder.is_relative_to(p) for p in ctx.protected):
+        return None
+    try:
+        found = list_folder(ctx.workspace, folder)  # links in the way are refused, not followed
+    except (PathRefused, OSError):
+        return None
+    names = entry_names(
+        entry
+        for entry in found
+        if entry.name not in SKIPPED_FOLDERS
+        and not any((folder / entry.name).is_relative_to(p) for p in ctx.protected)
+    )
+    shown = display_path(ctx.workspace, folder)
+    return shown, names[:NEARBY_SHOWN], max(len(names) - NEARBY_SHOWN, 0)
+
+
+SAME_NAME_LOOKS = 2000
+"""Entries looked at, at most, for a file with the name of one that does not exist."""
+
+
+def same_name(ctx: ToolContext, name: str, limit: int = 5) -> list[str]:
+    """Workspace files called ``name`` (a small model guesses ``src/config.py`` for
+    ``config.py``): telling it where the file is saves a step or a wrong answer."""
+    root = ctx.workspace.resolve()
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
+        if name in files:
+            path = Path(folder) / name
+            if not any(path.is_relative_to(p) for p in ctx.protected):
+                found.append(path.relative_to(root).as_posix())
+                if len(found) >= limit:
+                    break
+        seen += len(dirs) + len(files)
+        if seen >= SAME_NAME_LOOKS:
+            break
+    return found
+
+
+class PathTool(Tool):
+    """A tool whose arguments name files: each must stay in the workspace and out of protected
+    places, checked before anyone is asked."""
+
+    path_fields: ClassVar[tuple[str, ...]] = ()
+
+    def refusal(self, args: Any, ctx: ToolContext) -> str | None:
+        for name in self.path_fields:
+            value = getattr(args, name, None)
+            if value is None:
+                continue
+            try:
+                resolve_path(ctx.workspace, value, ctx.protected)
+            except PathRefused as exc:
+                return f"Refused: {exc}"
+        return None
+
+
+def git_risk(tool: Tool, path: str, ctx: ToolContext) -> RiskAssessment:
+    """Writing into a repository's .git folder (hooks, config) is a way to run commands later:
+    it always asks."""
+    try:
+        resolved = resolve_path(ctx.workspace, path, ctx.protected)
+    except PathRefused:
+        return RiskAssessment(tool.risk)  # refused before anyone is asked
+    if ".git" in resolved.relative_to(ctx.workspace.resolve()).parts:
+        return RiskAssessment(
+            "dangerous", [f"writes into .git, whose hooks and config run commands ({path})"]
+        )
+    return RiskAssessment(tool.risk)

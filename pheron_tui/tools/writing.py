@@ -1,0 +1,275 @@
+"""The tools that write one text file: write_file and edit_file, each previewed as a diff."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import abstractmethod
+from typing import Any, Literal
+
+from pydantic import Field
+
+from pheron_tui.core.diffs import FileChange
+from pheron_tui.core.tools import RiskAssessment, ToolContext, ToolResult
+from pheron_tui.tools.files import (
+    PathRefused,
+    display_path,
+    resolve_path,
+    write_atomic,
+)
+from pheron_tui.tools.path_tool import (
+    MAX_EDIT_BYTES,
+    PATH_CHARS,
+    TEXT_CHARS,
+    PathTool,
+    StrictArgs,
+    git_risk,
+    load_file,
+    mark_seen,
+    refusal_result,
+    relative_path,
+    seen_as_is,
+)
+from pheron_tui.tools.reading import as_read
+
+
+class _TextFileTool(PathTool):
+    """A tool that changes one text file (``path``): its change is planned first, so the card
+    shows a diff and a person may take only some hunks."""
+
+    @abstractmethod
+    async def _plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
+        """The file's text before and after, or why the call cannot go ahead."""
+
+    async def preview(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult | None:
+        return await self._plan(args, ctx)
+
+    def touches(self, args: Any) -> list[str]:
+        return [args.path]
+
+    async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:
+        return await _write_reviewed(ctx, change, text)
+
+
+class WriteFile(_TextFileTool):
+    name = "write_file"
+    description = (
+        "Create a text file in the workspace. To add text to the end of an existing file, "
+        'pass "mode": "append".'
+    )
+    risk = "write"
+    path_fields = ("path",)
+
+    class Args(StrictArgs):
+        path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
+        content: str = Field(max_length=TEXT_CHARS, description="The text to write")
+        mode: Literal["create", "append", "overwrite"] = Field(
+            "create",
+            description="create (the default) a new file; append to an existing one; "
+            "overwrite only to throw away all of an existing file",
+        )
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return git_risk(self, args.path, ctx)
+
+    async def _plan(self, args: Args, ctx: ToolContext) -> FileChange | ToolResult:
+        try:
+            path = resolve_path(ctx.workspace, args.path, ctx.protected)
+        except PathRefused as exc:
+            return refusal_result(exc)
+        shown = display_path(ctx.workspace, path)
+        target = relative_path(ctx, path)
+        # A small model asked to add a function "writes" the file with just that function:
+        # what was there must not be lost by default.
+        existing = await load_file(ctx, args.path, MAX_EDIT_BYTES + 1, missing_ok=True)
+        if isinstance(existing, ToolResult):
+            if args.mode == "overwrite" and "binary" in existing.observation:
+                return FileChange(shown, None, args.content, target)  # replaced whole, not shown
+            return existing  # a folder, unreadable: not appended to or replaced
+        if existing is None:
+            return FileChange(shown, None, args.content, target)
+        path, _shown, old, size = existing
+        # Written blind, a small model appends a second copy of what is there, or a script
+        # to a test file: a file is added to or replaced only as last seen. Not yet seen, it
+        # is shown, so the next call can fit it (told only to read it, the 1.5B model asked
+        # the user to).
+        seen = seen_as_is(ctx, path)
+        now = " " if seen else f" It holds now:\n{as_read(shown, old, size)}\n"
+        if not seen:
+            mark_seen(ctx, path)
+        if args.mode == "create":
+            # Overwriting is not offered here: a small model takes one of the ways it is
+            # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
+            # function it was asked to add. A whole rewrite is still in the tool's schema.
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} already exists ({size:,} bytes); it is unchanged.{now}"
+                'To add to its end, call write_file again with "mode": "append"; to change '
+                "part of it, use edit_file with text copied exactly from the file.",
+            )
+        if not seen:
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} was not read since it last changed, so it is "
+                f"unchanged.{now}Now that you have seen it: to add to its end, call "
+                "write_file again; to change part of it, use edit_file with text copied "
+                "exactly from the file.",
+            )
+        if size > MAX_EDIT_BYTES:
+            if args.mode == "overwrite":
+                return FileChange(shown, None, args.content, target)
+            return ToolResult(ok=False, observation=f"{shown} is too big to append to")
+        try:
+            text = old.decode("utf-8")
+        except UnicodeDecodeError:
+            if args.mode == "overwrite":
+                return FileChange(shown, None, args.content, target)  # replaced whole, not shown
+            return ToolResult(ok=False, observation=f"{shown} is not UTF-8 text; it is unchanged")
+        if args.mode == "overwrite":
+            return FileChange(shown, text, args.content, target)
+        gap = "" if not text or text.endswith("\n") else "\n"
+        return FileChange(shown, text, text + gap + args.content, target)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        plan = await self._plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return plan
+        data = plan.after.encode("utf-8", errors="surrogatepass")
+        if failure := await _write(ctx, plan.write_path, plan.path, data):
+            return failure
+        if args.mode == "append":
+            added = len(args.content.encode("utf-8", errors="surrogatepass"))
+            said = f"appended {added} bytes to {plan.path} (now {len(data)} bytes)"
+            return ToolResult(ok=True, observation=said)
+        return ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {plan.path}")
+
+
+async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> ToolResult:
+    """Write what a person took of ``change``, provided the file is still as it was shown."""
+    now = await load_file(ctx, change.write_path, MAX_EDIT_BYTES + 1, missing_ok=True)
+    if isinstance(now, ToolResult):
+        return now
+    current = None if now is None else now[2].decode("utf-8", errors="replace")
+    if current != change.before:
+        return ToolResult(
+            ok=False,
+            observation=f"{change.path} changed after it was reviewed; nothing was written",
+        )
+    data = text.encode("utf-8", errors="surrogatepass")
+    failure = await _write(ctx, change.write_path, change.path, data)
+    return failure or ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {change.path}")
+
+
+async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolResult | None:
+    """Write atomically to the path given as ``raw``; the refusal or failure to return, or
+    None when it worked."""
+    try:
+        path = resolve_path(ctx.workspace, raw, ctx.protected)
+        await asyncio.to_thread(write_atomic, ctx.workspace, path, data)
+    except PathRefused as exc:
+        return ToolResult(ok=False, observation=f"could not write {shown}: {exc}")
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        return ToolResult(ok=False, observation=f"could not write {shown}: {why}; it is unchanged")
+    mark_seen(ctx, path)  # the model wrote it: it knows what is there
+    return None
+
+
+def _occurrence_lines(text: str, part: str, most: int = 21) -> list[int]:
+    """The line (1-based) where each of the first ``most`` non-overlapping occurrences of
+    ``part`` starts; lines are counted once, from one occurrence to the next."""
+    lines: list[int] = []
+    line, counted, start = 1, 0, text.find(part)
+    while start != -1 and len(lines) < most:
+        line += text.count("\n", counted, start)
+        counted = start
+        lines.append(line)
+        start = text.find(part, start + len(part))
+    return lines
+
+
+class EditFile(_TextFileTool):
+    name = "edit_file"
+    description = "Replace one exact occurrence of `old` with `new` in a text file."
+    risk = "write"
+    path_fields = ("path",)
+
+    class Args(StrictArgs):
+        path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
+        old: str = Field(
+            min_length=1,
+            max_length=TEXT_CHARS,
+            description="Exact text to replace; must occur once",
+        )
+        new: str = Field(max_length=TEXT_CHARS, description="Replacement text")
+
+    def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
+        return git_risk(self, args.path, ctx)
+
+    async def _plan(self, args: Args, ctx: ToolContext) -> FileChange | ToolResult:
+        loaded = await load_file(ctx, args.path, MAX_EDIT_BYTES + 1)
+        if isinstance(loaded, ToolResult):
+            return loaded
+        path, shown, data, size = loaded
+        target = relative_path(ctx, path)
+        if size != len(data):
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} is {size:,} bytes, more than edit_file edits "
+                f"({MAX_EDIT_BYTES:,}); it is unchanged. Use shell tools for files this big.",
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return ToolResult(
+                ok=False,
+                observation=f"{shown} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at "
+                f"offset {exc.start}); edit_file only edits UTF-8 text, so it is unchanged",
+            )
+        count = text.count(args.old)
+        if count == 0:
+            return ToolResult(
+                ok=False, observation=f"`old` does not occur in {shown}; it must occur exactly once"
+            )
+        if count > 1:
+            # Where each one is, so the model can take in a neighbouring line to pick one.
+            lines = _occurrence_lines(text, args.old)
+            shown_lines = ", ".join(map(str, lines[:20])) + (", …" if count > 20 else "")
+            return ToolResult(
+                ok=False,
+                observation=f"`old` occurs {count} times in {shown} (lines {shown_lines}); it "
+                "must occur exactly once: include the line before or after the one to change",
+            )
+        return FileChange(shown, text, text.replace(args.old, args.new), target)
+
+    async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        plan = await self._plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return plan
+        new_data = plan.after.encode("utf-8", errors="surrogatepass")
+        failure = await _write(ctx, plan.write_path, plan.path, new_data)
+        if failure:
+            return failure
+        # The edited lines as they now read: told only "edited", small models read the
+        # whole file again to see their change, a step each time.
+        start = (plan.before or "").index(args.old)
+        shown = _edited_lines(plan.after, start, start + len(args.new))
+        return ToolResult(ok=True, observation=f"edited {plan.path}; {shown}")
+
+
+EDIT_LINES_SHOWN = 12
+"""At most this many lines of an edit are shown back."""
+
+
+def _edited_lines(text: str, start: int, end: int) -> str:
+    """Lines ``start``..``end`` (character offsets) of ``text`` with one line either side,
+    numbered as read_file numbers them."""
+    lines = text.splitlines()
+    first = text.count("\n", 0, start)  # 0-based
+    last = text.count("\n", 0, max(start, end - 1))
+    low, high = max(first - 1, 0), min(last + 1, len(lines) - 1)
+    if high < low:
+        return "the file is now empty"
+    cut = high - low + 1 > EDIT_LINES_SHOWN
+    high = low + EDIT_LINES_SHOWN - 1 if cut else high
+    body = "\n".join(f"{n + 1:>5}  {lines[n]}" for n in range(low, high + 1))
+    return f"lines {low + 1}-{high + 1} now:\n{body}" + ("\n[…]" if cut else "")
