@@ -10,7 +10,8 @@ The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once
 needed: only the data files are read). Each case's functions become ToolSpecs; its question
 goes through the planning request the orchestrator builds (native or legacy prompt, the same
 tool_choice rule, a forced first call left free where the model all but rules a call out, the
-same parser), and the calls are scored with BFCL's AST rules: the right
+same parser, the same value check: on a free first step a call with a number nobody gave is not
+run, so it counts as no call), and the calls are scored with BFCL's AST rules: the right
 function, every required parameter, no unknown one, each value among the allowed ones (strings
 compared the way BFCL standardises them), ints for integers, ints or floats for floats.
 irrelevance is right when no call is made.
@@ -18,8 +19,10 @@ irrelevance is right when no call is made.
 ``--out`` writes one line per case: BFCL's ``id``, the category, and the calls in BFCL's own
 answer format (``[{function_name: {argument: value}}]``, empty when no call), so any checker,
 BFCL's included, can re-score the run. Printed: per category the AST accuracy, the
-malformed-call rate (replies that tried to call and did not produce a valid call) and the
-time per case.
+accuracy of the same replies without the value check ("unchecked": the model's calls as made),
+the malformed-call rate (replies that tried to call and did not produce a valid call), the
+share of cases whose call the value check took back ("guessed") and the time per case. Rows
+of ``--out`` keep the unchecked calls and their score too.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from pheron_tui.core.call_format import (  # noqa: E402
     first_step_request,
     planning_request,
 )
+from pheron_tui.core.grounding import guessed_numbers, without_unasked  # noqa: E402
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
@@ -157,10 +161,28 @@ async def request_for(
         turns,
         max_tokens=AgentSettings.plan_max_tokens,
     )
-    question = " ".join(str(m["content"]) for m in case["question"][0] if m["role"] == "user")
-    if free_start and not speaks_of_the_workspace(question):  # as the orchestrator does
+    if free_first_step(case, free_start):
         request = await first_step_request(provider, request)
     return request
+
+
+def free_first_step(case: dict, free_start: bool) -> bool:
+    """Whether the orchestrator would leave this first step free (and check its values): the
+    question speaks of no file, folder or command."""
+    question = " ".join(str(m["content"]) for m in case["question"][0] if m["role"] == "user")
+    return free_start and not speaks_of_the_workspace(question)
+
+
+def value_checked(calls: list[dict], tools: dict[str, dict], said: str) -> tuple[list[dict], int]:
+    """The calls as the orchestrator's value check leaves them on a free first step: none
+    where one needs a number nobody gave (the model is asked for the answer instead), and
+    each without the optional arguments nobody asked for. Also: 1 when it took calls back."""
+    if any(guessed_numbers(a, tools[name], said) for call in calls for name, a in call.items()):
+        return [], 1
+    asked = [
+        {name: without_unasked(a, tools[name], said)} for call in calls for name, a in call.items()
+    ]
+    return asked, 0
 
 
 def standardize(text: str) -> str:
@@ -253,25 +275,29 @@ async def run(args: argparse.Namespace) -> None:
     await provider.load()
     folder = data_folder()
     bus = EventBus("bfcl")
-    done: dict[str, bool] = {}
+    done: dict[str, tuple[bool, bool]] = {}
     if args.out and args.resume and args.out.is_file():
         for line in args.out.read_text().splitlines():
             row = json.loads(line)
-            done[row["id"]] = row["correct"]
+            done[row["id"]] = (row["correct"], row.get("unchecked_correct", row["correct"]))
     out = open(args.out, "a" if args.resume else "w") if args.out else None  # noqa: SIM115
     scope = "every case" if args.limit is None else f"first {args.limit} cases per category"
     print(
         f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
         f" · free start {args.free_start} · {scope}"
     )
-    print(f"{'category':<16}{'cases':>6}{'AST acc':>9}{'malformed':>11}{'s/case':>8}")
+    print(
+        f"{'category':<16}{'cases':>6}{'AST acc':>9}{'unchecked':>11}{'malformed':>11}"
+        f"{'guessed':>9}{'s/case':>8}"
+    )
     for category in args.categories.split(","):
-        right = malformed = ran = 0
+        right = malformed = ran = guessed = unchecked = 0
         cases = load(folder, category)[: args.limit]
         started = time.perf_counter()
         for case, truth in cases:
             if case["id"] in done:  # scored by an earlier run of this --out file
-                right += done[case["id"]]
+                right += done[case["id"]][0]
+                unchecked += done[case["id"]][1]
                 continue
             ran += 1
             specs = tool_specs(case["function"])
@@ -290,19 +316,38 @@ async def run(args: argparse.Namespace) -> None:
                 calls.append({call.name: call.arguments})
             if tried and not valid:
                 malformed += 1
-            if category == "irrelevance":
-                correct = not calls
-            else:
-                correct = truth is not None and ast_match(calls, truth, specs)
+            # What the orchestrator's history holds at this point: the case's own messages
+            # (not the planning prompt, which lists the tools), and the reasoning.
+            said = "\n".join([*(str(m["content"]) for m in case["question"][0]), reply.think])
+            tools = {s.function.name: s.function.model_dump() for s in specs}
+            raw = calls
+            if free_first_step(case, args.free_start == "on"):
+                calls, took_back = value_checked(calls, tools, said)
+                guessed += took_back
+            correct, raw_correct = (
+                not c
+                if category == "irrelevance"
+                else truth is not None and ast_match(c, truth, specs)
+                for c in (calls, raw)
+            )
+            unchecked += raw_correct
             right += correct
             if out:
-                row = {"id": case["id"], "category": category, "result": calls, "correct": correct}
+                row = {
+                    "id": case["id"],
+                    "category": category,
+                    "result": calls,
+                    "correct": correct,
+                    "unchecked": raw,
+                    "unchecked_correct": raw_correct,
+                }
                 out.write(json.dumps(row) + "\n")
                 out.flush()  # a long run killed half-way still leaves its cases
         elapsed = time.perf_counter() - started
         n = max(len(cases), 1)
         print(
-            f"{category:<16}{len(cases):>6}{right / n:>9.1%}{malformed / n:>11.1%}{elapsed / max(ran, 1):>8.2f}"
+            f"{category:<16}{len(cases):>6}{right / n:>9.1%}{unchecked / n:>11.1%}"
+            f"{malformed / n:>11.1%}{guessed / n:>9.1%}{elapsed / max(ran, 1):>8.2f}"
         )
     if out:
         out.close()

@@ -36,6 +36,7 @@ from pheron_tui.core.context import (
 from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
+from pheron_tui.core.grounding import guessed_numbers, without_unasked
 from pheron_tui.core.intent import (
     asks_only_to_know,
     classify,
@@ -76,6 +77,7 @@ from pheron_tui.core.task_state import (
     UNSUPPORTED_NUMBER_MESSAGE,
     TaskEnded,
     TaskState,
+    guessed_values_message,
     parrots,
     unsummarised_answer,
     words,
@@ -407,7 +409,9 @@ class Orchestrator:
             if parsed.kind == "tool_calls":
                 calls.extend(parsed.calls)
             if calls:
-                await self._run_calls(turn_id, state, reply, parsed.text, calls, fmt)
+                await self._run_calls(
+                    turn_id, state, reply, parsed.text, calls, fmt, guess_checked=free_start
+                )
                 continue
             if not parsed.text:
                 self._send_back(state, reply, EMPTY_MESSAGE, said="")
@@ -621,6 +625,28 @@ class Orchestrator:
         )
 
     # -- tool calls ----------------------------------------------------------------------------
+    def _asked_only(self, call: ParsedCall, said: str) -> Any:
+        """The call's arguments without the optional ones ``said`` gives no sign of
+        (``unasked_options``): the tool's defaults stand for what nobody asked."""
+        tool = self.registry.get(call.name)
+        if tool is None or not isinstance(call.arguments, dict):
+            return call.arguments
+        asked = without_unasked(
+            call.arguments, self.registry.spec(tool).function.model_dump(), said
+        )
+        if len(asked) < len(call.arguments):
+            log.info(
+                "%s: left out %s, which nobody asked for",
+                call.name,
+                call.arguments.keys() - asked.keys(),
+            )
+        return asked
+
+    def _guessed(self, call: PreparedCall, said: str) -> list[float]:
+        """The numbers ``call`` needs that ``said`` does not state."""
+        tool = self.registry.spec(call.tool).function.model_dump()
+        return guessed_numbers(call.arguments, tool, said)
+
     async def _run_calls(
         self,
         turn_id: int,
@@ -629,7 +655,14 @@ class Orchestrator:
         prose: str,
         calls: list[ParsedCall],
         fmt: CallFormat,
+        guess_checked: bool = False,
     ) -> None:
+        """Run the reply's calls in order. ``guess_checked``: a first step about no file of
+        the workspace, where a call whose numbers nobody gave is not run (``guessed_numbers``)
+        and the answer is asked for instead."""
+        # What was said before this reply's calls (its reasoning, not the calls themselves):
+        # where a call's numbers must come from.
+        said = "\n".join([*(m.content for m in self.history), reply.think]) if guess_checked else ""
         # Every call in the reply, in order: a PreparedCall to run, or the problem to report.
         planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
         for call in calls:
@@ -642,8 +675,9 @@ class Orchestrator:
             if call.error is not None:
                 planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
                 continue
+            arguments = self._asked_only(call, said) if guess_checked else call.arguments
             try:
-                planned.append((call_id, call, self.registry.prepare(call.name, call.arguments)))
+                planned.append((call_id, call, self.registry.prepare(call.name, arguments)))
             except ToolCallError as exc:
                 planned.append((call_id, call, str(exc)))
         structured = [
@@ -691,6 +725,13 @@ class Orchestrator:
             # to run the tests it may write one: the user asked for no change, so the write is
             # shown denied, never asked.
             withheld = state.writes_refused if item.tool.risk == "write" else None
+            guessed = self._guessed(item, said) if guess_checked else []
+            if guessed:
+                # Made to call with no tool that fits, a small model calls the nearest one with
+                # numbers of its own. Nothing the user gave goes in: not run, and the model
+                # answers without it (or asks for the values).
+                withheld = (guessed_values_message(item.tool.name, guessed), "value check")
+                state.answer_now = True
             outcome = await self.executor.run(turn_id, call_id, item, withheld)
             observation = outcome.observation
             state.last_success = key if outcome.ok else None

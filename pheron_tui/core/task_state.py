@@ -58,6 +58,17 @@ FAILED_CHANGE_MESSAGE = (
     "Correct the call and try again. If it cannot be done, say why."
 )
 
+
+def guessed_values_message(tool: str, numbers: list[float]) -> str:
+    """What the model is told about a call it filled with numbers no one gave."""
+    shown = ", ".join(f"{n:g}" for n in dict.fromkeys(numbers))
+    return (
+        f"Not run: {tool} needs {shown}, and nobody gave that. Do not make values up. If you "
+        "know the answer, give it; if it needs values only the user has, ask for them with "
+        "CLARIFY."
+    )
+
+
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."

@@ -1,0 +1,105 @@
+"""A tool call's numbers: given by someone, or made up by the model."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from pheron_tui.core.grounding import (
+    guessed_numbers,
+    stated_numbers,
+    unasked_options,
+    without_unasked,
+)
+from pheron_tui.core.tools import Tool, ToolContext, ToolResult
+
+
+class FieldArgs(BaseModel):
+    current: float
+    distance: float
+    permeability: float = 1.25e-6
+
+
+class MagneticField(Tool):
+    """A tool with required numbers, as BFCL's and many MCP servers' are."""
+
+    name = "magnetic_field"
+    description = "The magnetic field around a straight wire."
+    Args = FieldArgs
+    runs = 0
+
+    async def run(self, args: FieldArgs, ctx: ToolContext) -> ToolResult:
+        MagneticField.runs += 1
+        return ToolResult(ok=True, observation=f"{2e-7 * args.current / args.distance:.3g} T")
+
+
+def spec(tool: Tool) -> dict:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters()}
+
+
+def test_numbers_are_read_the_ways_people_write_them() -> None:
+    text = (
+        "A $1,500 loan at 5% for two years; 3e8 m/s; 50mH; scores [22,33,42]; 2.5k steps; "
+        "half a dozen eggs; (33.4484 N, 112.0740 W); .5 litres"
+    )
+    stated = stated_numbers(text)
+    for value in (1500, 5, 0.05, 2, 3e8, 50, 22, 33, 42, 2500, 0.5, 12, 33.4484, 112.074):
+        assert value in stated, value
+    # Digits inside names are not numbers anyone gave.
+    assert stated_numbers("TIMEOUT_S2 and v2 and x3") == set()
+
+
+@given(st.integers(min_value=-(10**9), max_value=10**9) | st.floats(-1e6, 1e6, allow_nan=False))
+def test_a_number_written_in_the_request_is_never_a_guess(value: float) -> None:
+    tool = MagneticField()
+    request = f"What is the field at {value} m from a wire carrying {value!r} A?"
+    assert guessed_numbers({"current": value, "distance": value}, spec(tool), request) == []
+
+
+def test_required_numbers_nobody_gave_are_guesses() -> None:
+    tool = MagneticField()
+    symbols = "What is the magnetic field at distance r from a wire carrying current I?"
+    assert guessed_numbers({"current": 10, "distance": 5}, spec(tool), symbols) == [10, 5]
+    given_values = "What is the magnetic field 4 m from a wire carrying 2 A?"
+    assert guessed_numbers({"current": 2, "distance": 4}, spec(tool), given_values) == []
+    # An optional argument is the tool's business; 0 and 1 need no one to write them.
+    optional = {"current": 2, "distance": 4, "permeability": 4e-7}
+    assert guessed_numbers(optional, spec(tool), given_values) == []
+    assert guessed_numbers({"current": 1, "distance": 0}, spec(tool), symbols) == []
+    # A value the tool's own description states (a default, a range) is not a guess either.
+    described = {**spec(tool), "description": "Distances above 100 m read as 100 m."}
+    assert guessed_numbers({"current": 2, "distance": 100}, described, "2 A") == []
+
+
+def test_optional_arguments_nobody_asked_for_are_left_to_the_tool() -> None:
+    weather = {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                "days": {"type": "integer", "default": 1},
+                "include_wind": {"type": "boolean"},
+            },
+            "required": ["city"],
+        },
+    }
+    call = {"city": "Paris", "unit": "fahrenheit", "days": 3, "include_wind": True}
+    plain = "What's the weather in Paris?"
+    assert unasked_options(call, weather, plain) == ["unit", "days", "include_wind"]
+    assert without_unasked(call, weather, plain) == {"city": "Paris"}
+    asked = "Paris weather for the next 3 days in Fahrenheit, with the wind please"
+    assert unasked_options(call, weather, asked) == []
+    # The schema's own default changes nothing, and a required argument is never dropped.
+    assert unasked_options({"city": "Lyon", "days": 1}, weather, plain) == []
+
+
+def test_text_in_another_script_is_not_judged() -> None:
+    """Words and numerals cannot be matched across scripts: "摄氏度" asks for celsius."""
+    tool = MagneticField()
+    chinese = "离一根载有两安培电流的导线四米处的磁场是多少？请使用摄氏度。"
+    assert guessed_numbers({"current": 2, "distance": 4}, spec(tool), chinese) == []
+    asked = {"current": 2, "distance": 4, "permeability": 4e-7}
+    assert unasked_options(asked, spec(tool), chinese) == []
