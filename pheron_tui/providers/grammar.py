@@ -86,12 +86,17 @@ def _value_rule(spec: dict[str, Any]) -> str | None:
 
 
 def body_grammar(
-    fmt: CallFormat, tools: list[ToolSpec], end: str = json.dumps(END_MARKER), lead: str = ""
+    fmt: CallFormat,
+    tools: list[ToolSpec],
+    end: str = json.dumps(END_MARKER),
+    lead: str = "",
+    turn_end: str = "",
 ) -> str:
     """The grammar for what follows the start marker. ``end`` is how the end marker is
     written: a string literal, or a token reference such as ``<[151658]>`` when the
     tokenizer has it as one token. ``lead`` puts the start marker itself in front (for a
-    reply that must be a call)."""
+    reply that must be a call), or is ``FREE_LEAD``: free text with calls in it, closed by
+    ``turn_end`` (the model's end-of-turn token, as a reference such as ``<|im_end|>``)."""
     rules: list[str] = []
     alternatives: list[str] = []
     for index, spec in enumerate(tools):
@@ -124,9 +129,33 @@ def body_grammar(
             head = json.dumps(f"\n<function={function.name}>\n")
             rules.append(f'{rule}: {head} {" ".join(parts)} "</function>\\n" {end}')
     start = " | ".join(alternatives)
+    if lead == FREE_LEAD:
+        free = _free_or_calls(fmt, start, turn_end)
+        return "%llguidance {}\n" + free + "\n".join(rules) + "\n"
     if lead:
         start = f"{lead} ({start})"
     return "%llguidance {}\nstart: " + start + "\n" + "\n".join(rules) + "\n"
+
+
+FREE_LEAD = "free"
+"""``lead`` for a reply that may be prose or calls: free text, and each call in it, from its
+start marker on, constrained (a tool_choice ``auto`` reply)."""
+
+
+def _free_or_calls(fmt: CallFormat, calls: str, turn_end: str) -> str:
+    """Text without the start marker, or calls each led by text that ends at the marker, then
+    such text again, then the end of the turn. The marker cannot occur outside a call, so once
+    the model writes it the call is held to the grammar (a lazy lead: it ends at the first
+    marker). The end-of-turn token is named because llama.cpp does not let a model stop
+    inside free text under a grammar: without it the reply runs on to ``max_tokens``."""
+    marker = START_MARKERS[fmt]
+    pattern = "".join(f"\\{c}" if not c.isalnum() else c for c in marker)
+    return (
+        f"start: (PLAIN | (call_lead call)+ PLAIN) {turn_end}\n"
+        f"call: {calls}\n"
+        f"PLAIN: /(.|\\n)*/ & ~/(.|\\n)*{pattern}(.|\\n)*/\n"
+        f"call_lead[lazy]: /(.|\\n)*{pattern}/\n"
+    )
 
 
 def detect_format(template: str) -> CallFormat:

@@ -28,7 +28,7 @@ import httpx
 
 from pheron_tui.core.messages import Chunk, CompletionRequest
 from pheron_tui.core.provider import Progress, ProviderError
-from pheron_tui.providers.grammar import body_grammar
+from pheron_tui.providers.grammar import FREE_LEAD, body_grammar
 from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
 from pheron_tui.providers.openai_compat import OpenAIProvider, ReplyProgress
 from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
@@ -39,9 +39,6 @@ PREFILL_BATCH = 512
 """Tokens read between two prompt progress events (and two chances to stop)."""
 """Host memory for saved prompt states: a classification or critic request between two
 planning steps replaces the slot's context, and the next step's prompt comes back from here."""
-_LEGACY_NONE_GRAMMAR = '%llguidance {}\nstart: "<final>" /(.|\\n){12,}/\n'
-
-
 class LlamaCppProvider(OpenAIProvider):
     name = "llamacpp"
     score_top_n = 200
@@ -82,6 +79,8 @@ class LlamaCppProvider(OpenAIProvider):
         """Requests the consumer left (a cancel): each ends at its next event; joined on close."""
         self._load_lock = asyncio.Lock()
         self._special: tuple[str, ...] = ()
+        self._turn_end = ""
+        """The end-of-turn token's text (``<|im_end|>``), named in grammars with free text."""
         self._template_kwargs = True
         self._can_score = True
 
@@ -160,6 +159,8 @@ class LlamaCppProvider(OpenAIProvider):
         self._special = tuple(
             t for t in (props.get("bos_token"), props.get("eos_token")) if isinstance(t, str) and t
         )
+        eos = props.get("eos_token")
+        self._turn_end = eos if isinstance(eos, str) else ""
 
     async def aclose(self) -> None:
         for worker in list(self._letting_go):
@@ -265,17 +266,24 @@ class LlamaCppProvider(OpenAIProvider):
         return payload
 
     def _grammar(self, request: CompletionRequest) -> str | None:
-        """Legacy format only: a reply that must be a call is constrained to one, and one that
-        must be the answer to ``<final>``. Native formats are constrained by the server."""
+        """Legacy format only: a reply that must be a call is constrained to one, one that
+        must be the answer to ``<final>``, and one that may be either keeps its prose free and
+        each call it makes, from ``CALL(`` on, constrained (a 1.5B model's free call otherwise
+        ran on with an unterminated JSON string). Native formats are constrained by the
+        server."""
         if not (self.constrained and self.tool_mode == "legacy" and request.tools):
             return None
         if request.purpose != "plan":
             return None
         if request.tool_choice == "required":
             return body_grammar("legacy", request.tools, lead='"CALL("')
+        # Free text under a grammar ends only at a token the grammar names: the end of turn.
+        end = self._turn_end
+        if not (end.startswith("<") and end.endswith(">") and len(end) > 2):
+            return None  # no name to give it: better unconstrained than running on
         if request.tool_choice == "none":
-            return _LEGACY_NONE_GRAMMAR
-        return None
+            return f'%llguidance {{}}\nstart: "<final>" ANSWER {end}\nANSWER: /(.|\\n){{12,}}/\n'
+        return body_grammar("legacy", request.tools, lead=FREE_LEAD, turn_end=end)
 
 
 def _is_error(event: Any) -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.providers.constrain import build_constraint
-from pheron_tui.providers.grammar import body_grammar, detect_format
+from pheron_tui.providers.grammar import FREE_LEAD, body_grammar, detect_format
 from pheron_tui.tools.builtin import default_registry
 
 from ..mlx.tiny_models import QWEN3_STYLE_TEMPLATE, QWEN35_STYLE_TEMPLATE, _tokenizer
@@ -99,6 +99,27 @@ def test_legacy(tokenizers) -> None:
     assert accepts(tokenizers, grammar, 'list_dir) WITH {"path": "."}')
     assert not accepts(tokenizers, grammar, 'list_files) WITH {"path": "."}')
     assert not accepts(tokenizers, grammar, 'read_file) WITH {"paht": "x"}')
+
+
+def test_a_reply_that_may_call_keeps_its_prose_free_and_its_calls_well_formed(tokenizers) -> None:
+    """tool_choice ``auto`` in the prompted format (llama.cpp): prose or an answer pass as
+    written; a call, wherever it starts, is held to the tools' schemas up to its end."""
+    grammar = body_grammar("legacy", TOOLS, lead=FREE_LEAD)
+    for text in (
+        "The answer is 4.",
+        "<final>Done: calc.py adds two numbers.</final>",
+        'CALL(list_dir) WITH {"path": "."}',
+        'I will look first.\nCALL(read_file) WITH {"path": "calc.py"}',
+        'CALL(list_dir) WITH {"path": "."}\nCALL(read_file) WITH {"path": "a.py"}',
+    ):
+        assert accepts(tokenizers, grammar, text), text
+    for text in (
+        'CALL(read_file) WITH {"path": "calc.py"',  # the string or object never closed
+        "CALL(delete_everything) WITH {}",
+        'Let me CALL(get_weather) WITH {"city": "Oslo", "days": "3"}',
+        'CALL(read_file) WITH {"paht": "calc.py"}',
+    ):
+        assert not accepts(tokenizers, grammar, text), text
 
 
 def test_a_nested_object_takes_only_the_keys_it_lists(tokenizers) -> None:

@@ -12,8 +12,9 @@ import pytest
 pytest.importorskip("xllamacpp", reason="xllamacpp is not installed")
 
 from pheron_tui.core.bus import EventBus
-from pheron_tui.core.messages import CompletionRequest, Message
+from pheron_tui.core.messages import CompletionRequest, Message, TextChunk, UsageChunk
 from pheron_tui.core.orchestrator import AgentSettings, Orchestrator
+from pheron_tui.core.parsing import parse_reply
 from pheron_tui.providers.llamacpp import LlamaCppProvider
 from pheron_tui.tools.builtin import default_registry
 
@@ -193,6 +194,65 @@ async def test_a_legacy_reply_that_must_be_a_call_is_one(workspace: Path, gguf: 
     proposed = [e for e in events.drain() if e.type == "ToolCallProposed"]
     assert proposed, "no call was made"
     assert proposed[0].tool in {t.name for t in default_registry()}
+
+
+async def test_a_legacy_reply_that_may_call_keeps_any_call_well_formed(gguf: Path) -> None:
+    """A legacy step that may call (tool_choice auto) goes with a grammar that leaves prose
+    free and holds a call to the tools from ``CALL(`` on: llama.cpp takes it (its llguidance
+    reads the lazy lead and the text-without-marker terminal), and whatever the model writes
+    parses, with every call it makes a valid one."""
+    provider = LlamaCppProvider(str(gguf))
+    await provider.load()
+    specs = default_registry().specs()
+    request = CompletionRequest(
+        messages=[
+            Message(
+                role="system",
+                content='To read a file, write CALL(read_file) WITH {"path": "the file"}.',
+            ),
+            Message(role="user", content="Read notes.md"),
+        ],
+        tools=specs,
+        tool_choice="auto",
+        max_tokens=48,
+        purpose="plan",
+    )
+    try:
+        assert provider.tool_mode == "legacy"
+        chunks = [chunk async for chunk in provider.stream(request)]
+        text = "".join(c.text for c in chunks if isinstance(c, TextChunk))
+    finally:
+        await provider.aclose()
+    parsed = parse_reply(text, {s.function.name: s.function.parameters for s in specs})
+    assert all(call.error is None for call in parsed.calls), text
+    if "CALL(" in text:
+        assert parsed.kind == "tool_calls", text
+
+
+async def test_a_constrained_reply_in_free_text_still_ends_with_the_turn(gguf: Path) -> None:
+    """Under a grammar, llama.cpp lets the model stop only at a token the grammar names: a
+    free answer, or an answer-now step, once ran on to ``max_tokens``. Both end where the
+    model ends its turn, as unconstrained."""
+    specs = default_registry().specs()
+    replies = {}
+    for constrained in (False, True):
+        provider = LlamaCppProvider(str(gguf), constrained=constrained)
+        try:
+            for choice in ("auto", "none"):
+                request = CompletionRequest(
+                    messages=[Message(role="user", content="Say hi in two words.")],
+                    tools=specs,
+                    tool_choice=choice,
+                    max_tokens=120,
+                    purpose="plan",
+                )
+                chunks = [chunk async for chunk in provider.stream(request)]
+                used = next(c for c in chunks if isinstance(c, UsageChunk))
+                replies[constrained, choice] = used.usage.completion_tokens
+        finally:
+            await provider.aclose()
+    assert replies[True, "auto"] == replies[False, "auto"] < 120, replies
+    assert replies[True, "none"] < 120, replies  # "<final>…" then the end of the turn
 
 
 async def test_context_is_counted_with_the_models_tokenizer(workspace: Path, gguf: Path) -> None:
