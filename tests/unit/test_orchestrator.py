@@ -595,6 +595,20 @@ async def test_a_first_call_is_forced_only_where_the_model_considers_one(workspa
     assert files.tool_choice == "required"
 
 
+def _field_agent(workspace, plan: list[str]) -> Agent:
+    """A legacy-format agent with a tool that needs numbers (as BFCL's and many MCP servers'
+    tools do)."""
+    from .test_grounding import MagneticField
+
+    provider = ScriptedProvider.from_replies(
+        native_tools=False, classify=["task"], plan=plan, critic=["PASS: it answers"]
+    )
+    agent = Agent(provider, workspace, "all")
+    agent.orchestrator.registry.register(MagneticField())
+    MagneticField.runs = 0
+    return agent
+
+
 async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> None:
     """Made to call with no tool that fits, the 1.5B model filled the nearest tool with numbers
     of its own (``current=10, distance=5`` for "current I at distance r"). Such a call is
@@ -602,34 +616,19 @@ async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> No
     from .test_grounding import MagneticField
 
     guess = 'CALL(magnetic_field) WITH {"current": 10, "distance": 5}'
-    provider = ScriptedProvider.from_replies(
-        native_tools=False,
-        classify=["task"],
-        plan=[guess, "<final>B = μ0·I / (2π·r).</final>"],
-        critic=["PASS: it answers"],
-    )
-    agent = Agent(provider, workspace, "all")
-    agent.orchestrator.registry.register(MagneticField())
-    MagneticField.runs = 0
+    agent = _field_agent(workspace, [guess, "<final>B = μ0·I / (2π·r).</final>"])
     symbols = "What is the magnetic field at distance r from a wire carrying current I?"
     result = await agent.orchestrator.submit(symbols)
     assert (result.status, result.answer) == ("finished", "B = μ0·I / (2π·r).")
     assert MagneticField.runs == 0
     assert [(e.decision, e.by) for e in agent.of("ToolCallDecided")] == [("denied", "value check")]
-    plans = [r for r in provider.requests if r.purpose == "plan"]
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
     assert plans[1].tool_choice == "none"
     assert "needs 10, 5, and nobody gave that" in plans[1].messages[-1].content
 
     # The same call with the user's own numbers runs.
     given_values = 'CALL(magnetic_field) WITH {"current": 2, "distance": 4}'
-    provider = ScriptedProvider.from_replies(
-        native_tools=False,
-        classify=["task"],
-        plan=[given_values, "<final>1e-07 T.</final>"],
-        critic=["PASS: it answers"],
-    )
-    agent = Agent(provider, workspace, "all")
-    agent.orchestrator.registry.register(MagneticField())
+    agent = _field_agent(workspace, [given_values, "<final>1e-07 T.</final>"])
     result = await agent.orchestrator.submit("The magnetic field 4 m from a wire carrying 2 A?")
     assert result.answer == "1e-07 T."
     assert MagneticField.runs == 1
