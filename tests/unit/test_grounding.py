@@ -28,9 +28,11 @@ class MagneticField(Tool):
     description = "The magnetic field around a straight wire."
     Args = FieldArgs
     runs = 0
+    last: FieldArgs | None = None
 
     async def run(self, args: FieldArgs, ctx: ToolContext) -> ToolResult:
         MagneticField.runs += 1
+        MagneticField.last = args
         return ToolResult(ok=True, observation=f"{2e-7 * args.current / args.distance:.3g} T")
 
 

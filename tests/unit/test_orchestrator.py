@@ -613,7 +613,7 @@ async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> No
     """Made to call with no tool that fits, the 1.5B model filled the nearest tool with numbers
     of its own (``current=10, distance=5`` for "current I at distance r"). Such a call is
     shown denied, nothing runs, and the model is asked for the answer instead."""
-    from .test_grounding import MagneticField
+    from .test_grounding import FieldArgs, MagneticField
 
     guess = 'CALL(magnetic_field) WITH {"current": 10, "distance": 5}'
     agent = _field_agent(workspace, [guess, "<final>B = μ0·I / (2π·r).</final>"])
@@ -626,9 +626,13 @@ async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> No
     assert plans[1].tool_choice == "none"
     assert "needs 10, 5, and nobody gave that" in plans[1].messages[-1].content
 
-    # The same call with the user's own numbers runs.
-    given_values = 'CALL(magnetic_field) WITH {"current": 2, "distance": 4}'
-    agent = _field_agent(workspace, [given_values, "<final>1e-07 T.</final>"])
+    # The same call with the user's own numbers runs; an optional value nobody asked for is
+    # left out, so the tool's default applies.
+    given = 'CALL(magnetic_field) WITH {"current": 2, "distance": 4, "permeability": 4e-7}'
+    agent = _field_agent(workspace, [given, "<final>1e-07 T.</final>"])
     result = await agent.orchestrator.submit("The magnetic field 4 m from a wire carrying 2 A?")
     assert result.answer == "1e-07 T."
     assert MagneticField.runs == 1
+    assert MagneticField.last == FieldArgs(current=2, distance=4)
+    [proposed] = agent.of("ToolCallProposed")
+    assert proposed.arguments == {"current": 2, "distance": 4}
