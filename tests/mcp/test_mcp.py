@@ -323,7 +323,7 @@ async def test_an_mcp_call_waits_for_approval_in_the_tui(workspace: Path) -> Non
     app.DECISION_GUARD_S = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: "MCP 1/1" in str(app.query_one(StatusBar).render()), 30)
-        await send(pilot, "be slow")
+        await send(pilot, "be slow for 0.1 seconds")
         await wait_for(pilot, lambda: bool(app.orchestrator.gate.pending), 10)
         card = app.query_one(ToolCard)
         assert (card.tool, card.risk, card.status) == ("probe__slow", "execute", "pending")
