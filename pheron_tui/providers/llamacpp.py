@@ -35,10 +35,12 @@ from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
 
 CONTEXT_TOKENS = 8192
 PROMPT_CACHE_MIB = 2048
-PREFILL_BATCH = 512
-"""Tokens read between two prompt progress events (and two chances to stop)."""
 """Host memory for saved prompt states: a classification or critic request between two
 planning steps replaces the slot's context, and the next step's prompt comes back from here."""
+PREFILL_BATCH = 512
+"""Tokens read between two prompt progress events (and two chances to stop)."""
+
+
 class LlamaCppProvider(OpenAIProvider):
     name = "llamacpp"
     score_top_n = 200
