@@ -8,7 +8,8 @@ by ``chat_template_kwargs``, server-parsed tool calls, logprob scoring, usage wi
 tokens, key scrubbing) applies unchanged. What llama.cpp adds: the GGUF's own Jinja template
 (native tools when it takes them, the legacy CALL format otherwise, judged from the
 template's capabilities), a tool call constrained by the server's own grammar for native
-formats, ours (llguidance) when a legacy reply must be a call, prompt reuse across requests
+formats, ours (llguidance) when a legacy reply must or may be a call (a call held to the
+tools from ``CALL(`` on, wherever it starts), prompt reuse across requests
 (the server's host-memory prompt cache), and a cancel that stops generation at the next token
 (the server notices the closed stream).
 """
