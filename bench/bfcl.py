@@ -50,7 +50,7 @@ from pheron_tui.core.call_format import (  # noqa: E402
     first_step_request,
     planning_request,
 )
-from pheron_tui.core.grounding import guessed_numbers, without_unasked  # noqa: E402
+from pheron_tui.core.grounding import guessed_values, without_unasked  # noqa: E402
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
@@ -175,9 +175,9 @@ def free_first_step(case: dict, free_start: bool) -> bool:
 
 def value_checked(calls: list[dict], tools: dict[str, dict], said: str) -> tuple[list[dict], int]:
     """The calls as the orchestrator's value check leaves them on a free first step: none
-    where one needs a number nobody gave (the model is asked for the answer instead), and
+    where one needs a number or a name nobody gave (the model is asked for the answer instead), and
     each without the optional arguments nobody asked for. Also: 1 when it took calls back."""
-    if any(guessed_numbers(a, tools[name], said) for call in calls for name, a in call.items()):
+    if any(guessed_values(a, tools[name], said) for call in calls for name, a in call.items()):
         return [], 1
     asked = [
         {name: without_unasked(a, tools[name], said)} for call in calls for name, a in call.items()

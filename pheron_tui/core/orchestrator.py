@@ -36,7 +36,7 @@ from pheron_tui.core.context import (
 from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.grounding import guessed_numbers, without_unasked
+from pheron_tui.core.grounding import guessed_values, without_unasked
 from pheron_tui.core.intent import (
     asks_only_to_know,
     classify,
@@ -642,10 +642,10 @@ class Orchestrator:
             )
         return asked
 
-    def _guessed(self, call: PreparedCall, said: str) -> list[float]:
-        """The numbers ``call`` needs that ``said`` does not state."""
+    def _guessed(self, call: PreparedCall, said: str) -> list[float | str]:
+        """The numbers and names ``call`` needs that ``said`` does not give."""
         tool = self.registry.spec(call.tool).function.model_dump()
-        return guessed_numbers(call.arguments, tool, said)
+        return guessed_values(call.arguments, tool, said)
 
     async def _run_calls(
         self,
@@ -658,7 +658,7 @@ class Orchestrator:
         guess_checked: bool = False,
     ) -> None:
         """Run the reply's calls in order. ``guess_checked``: a first step about no file of
-        the workspace, where a call whose numbers nobody gave is not run (``guessed_numbers``)
+        the workspace, where a call whose values nobody gave is not run (``guessed_values``)
         and the answer is asked for instead."""
         # What was said before this reply's calls (its reasoning, not the calls themselves):
         # where a call's numbers must come from.
@@ -728,8 +728,8 @@ class Orchestrator:
             guessed = self._guessed(item, said) if guess_checked else []
             if guessed:
                 # Made to call with no tool that fits, a small model calls the nearest one with
-                # numbers of its own. Nothing the user gave goes in: not run, and the model
-                # answers without it (or asks for the values).
+                # numbers and names of its own. Nothing the user gave goes in: not run, and the
+                # model answers without it (or asks for the values).
                 withheld = (guessed_values_message(item.tool.name, guessed), "value check")
                 state.answer_now = True
             outcome = await self.executor.run(turn_id, call_id, item, withheld)

@@ -7,6 +7,7 @@ does not move the task, and the limits that end a task going round in circles.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -59,9 +60,11 @@ FAILED_CHANGE_MESSAGE = (
 )
 
 
-def guessed_values_message(tool: str, numbers: list[float]) -> str:
-    """What the model is told about a call it filled with numbers no one gave."""
-    shown = ", ".join(f"{n:g}" for n in dict.fromkeys(numbers))
+def guessed_values_message(tool: str, values: list[float | str]) -> str:
+    """What the model is told about a call it filled with values no one gave."""
+    shown = ", ".join(
+        json.dumps(v) if isinstance(v, str) else f"{v:g}" for v in dict.fromkeys(values)
+    )
     return (
         f"Not run: {tool} needs {shown}, and nobody gave that. Do not make values up. If you "
         "know the answer, give it; if it needs values only the user has, ask for them with "

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from pheron_tui.core.grounding import (
+    guessed_names,
     guessed_numbers,
+    guessed_values,
     stated_numbers,
     unasked_options,
     without_unasked,
@@ -105,3 +107,62 @@ def test_text_in_another_script_is_not_judged() -> None:
     assert guessed_numbers({"current": 2, "distance": 4}, spec(tool), chinese) == []
     asked = {"current": 2, "distance": 4, "permeability": 4e-7}
     assert unasked_options(asked, spec(tool), chinese) == []
+
+
+def _tool(*required: str) -> dict:
+    properties = {name: {"type": "string"} for name in (*required, "note")}
+    return {
+        "name": "lookup",
+        "description": "Looks a thing up.",
+        "parameters": {"type": "object", "properties": properties, "required": list(required)},
+    }
+
+
+def test_names_and_dates_nobody_said_are_guesses() -> None:
+    """Asked "Who won the NBA MVP in 2020?" with a player-stats tool, the 1.5B model called it
+    for LeBron James; asked about a game "tonight", it dated it 2023-04-15."""
+    player = _tool("player_name")
+    assert guessed_names(
+        {"player_name": "LeBron James"}, player, "Who won the NBA MVP in 2020?"
+    ) == ["LeBron James"]
+    assert guessed_names({"player_name": "LeBron James"}, player, "LeBron James's assists?") == []
+    game = _tool("venue", "date")
+    tonight = "Who is playing at Madison Square Garden tonight?"
+    call = {"venue": "Madison Square Garden", "date": "2023-04-15"}
+    assert guessed_names(call, game, tonight) == ["2023-04-15"]
+    ids = _tool("case_id")
+    assert guessed_names({"case_id": "U54EEF2"}, ids, "Cases handled by firm ABC?") == ["U54EEF2"]
+    # Together with the numbers, in the order the message to the model names them.
+    assert guessed_values(call, game, tonight) == ["2023-04-15"]
+
+
+def test_readings_of_what_was_said_are_not_guesses() -> None:
+    tool = _tool("value")
+    readings = [
+        ("US dollars to euros", "USD"),
+        ("on April 4th", "2023-04-04"),
+        ("from 7 PM", "19:00"),
+        ("2 in the afternoon", "14:00"),
+        ("a hotel in LA", "Los Angeles, CA"),
+        ("flights out of LAX", "Los Angeles"),
+        ("weather in NYC", "New York City"),
+        ("fries from mc donalds", "McDonald's"),
+        ("weather for Chcicago", "Chicago"),
+        ("the painting called the scream", "The Scream"),
+        ("what is the lowest price", "lowest price"),  # names nothing: not judged here
+    ]
+    for said, value in readings:
+        assert guessed_names({"value": value}, tool, said) == [], (said, value)
+    # An optional argument, and a value the tool's own description gives, are not judged.
+    assert guessed_names({"value": "Paris", "note": "Roger Federer"}, tool, "visit Paris") == []
+    described = {**tool, "description": "A city, e.g. Seattle, WA."}
+    assert guessed_names({"value": "Seattle, WA"}, described, "a yoga mat in store") == []
+
+
+@given(
+    st.lists(st.from_regex(r"[A-Z][a-z]{2,8}|[0-9]{1,4}", fullmatch=True), min_size=1, max_size=4)
+)
+def test_a_name_made_of_the_requests_own_words_is_never_a_guess(words: list[str]) -> None:
+    request = "Please look up " + " and ".join(words) + " for me."
+    value = " ".join(words)
+    assert guessed_names({"value": value}, _tool("value"), request) == []
