@@ -10,8 +10,9 @@ The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once
 needed: only the data files are read). Each case's functions become ToolSpecs; its question
 goes through the planning request the orchestrator builds (native or legacy prompt, the same
 tool_choice rule, a forced first call left free where the model all but rules a call out, the
-same parser, the same value check: on a free first step a call with a number nobody gave is not
-run, so it counts as no call), and the calls are scored with BFCL's AST rules: the right
+same parser, the same value check: optional arguments nobody asked for left out of a first
+step's calls, and on a free first step a call with a number or a name nobody gave not run, so
+it counts as no call), and the calls are scored with BFCL's AST rules: the right
 function, every required parameter, no unknown one, each value among the allowed ones (strings
 compared the way BFCL standardises them), ints for integers, ints or floats for floats.
 irrelevance is right when no call is made.
@@ -173,15 +174,16 @@ def free_first_step(case: dict, free_start: bool) -> bool:
     return free_start and not speaks_of_the_workspace(question)
 
 
-def value_checked(calls: list[dict], tools: dict[str, dict], said: str) -> tuple[list[dict], int]:
-    """The calls as the orchestrator's value check leaves them on a free first step: none
-    where one needs a number or a name nobody gave (the model is asked for the answer instead), and
-    each without the optional arguments nobody asked for. Also: 1 when it took calls back."""
-    if any(guessed_values(a, tools[name], said) for call in calls for name, a in call.items()):
+def value_checked(
+    calls: list[dict], tools: dict[str, dict], said: str, free: bool
+) -> tuple[list[dict], int]:
+    """The calls as the orchestrator leaves them on a first step: each without the optional
+    arguments nobody asked for, and on a free one (``free``) none where one needs a number or
+    a name nobody gave (the model is asked for the answer instead). Also: 1 when it took
+    calls back."""
+    if free and any(guessed_values(a, tools[n], said) for call in calls for n, a in call.items()):
         return [], 1
-    asked = [
-        {name: without_unasked(a, tools[name], said)} for call in calls for name, a in call.items()
-    ]
+    asked = [{n: without_unasked(a, tools[n], said)} for call in calls for n, a in call.items()]
     return asked, 0
 
 
@@ -321,9 +323,9 @@ async def run(args: argparse.Namespace) -> None:
             said = "\n".join([*(str(m["content"]) for m in case["question"][0]), reply.think])
             tools = {s.function.name: s.function.model_dump() for s in specs}
             raw = calls
-            if free_first_step(case, args.free_start == "on"):
-                calls, took_back = value_checked(calls, tools, said)
-                guessed += took_back
+            free = free_first_step(case, args.free_start == "on")
+            calls, took_back = value_checked(calls, tools, said, free)
+            guessed += took_back
             correct, raw_correct = (
                 not c
                 if category == "irrelevance"

@@ -50,11 +50,40 @@ _ALWAYS_GIVEN = {0.0, 1.0}
 """Values no one needs to write: a count of one, a start at zero, a flag as a number."""
 
 
+_SI_PREFIXES = {
+    "p": (1e-12,), "n": (1e-9,), "µ": (1e-6,), "μ": (1e-6,), "u": (1e-6,), "m": (1e-3, 1e6),
+    "c": (1e-2,), "k": (1e3,), "g": (1e9,),
+}  # fmt: skip
+"""A unit's prefix, read in lower case (so "m" is milli or mega)."""
+_TIME_UNITS = {
+    "min": (60,), "mins": (60,), "minute": (60,), "minutes": (60,),
+    "h": (60, 3600), "hr": (60, 3600), "hrs": (60, 3600), "hour": (60, 3600),
+    "hours": (60, 3600), "day": (24, 1440, 86400), "days": (24, 1440, 86400),
+    "week": (7,), "weeks": (7,),
+}  # fmt: skip
+"""A time read in smaller units: "2 hours" is 120 minutes and 7,200 seconds."""
+
+
+def _scales(unit: str) -> tuple[float, ...]:
+    """The factors that turn a number written before ``unit`` into the units a tool may want:
+    a percent, a multiplier word, a time in smaller units, an SI prefix ("50mH" is 0.05 H,
+    "100µF" is 1e-4 F, "5 km" is 5,000 m)."""
+    if unit in ("%", "percent"):
+        return (1 / 100,)
+    if unit in _MULTIPLIERS:
+        return (_MULTIPLIERS[unit],)
+    if unit in _TIME_UNITS:
+        return _TIME_UNITS[unit]
+    if 2 <= len(unit) <= 4 and unit[0] in _SI_PREFIXES:
+        return _SI_PREFIXES[unit[0]]
+    return ()
+
+
 def stated_numbers(text: str) -> set[float]:
-    """The magnitudes ``text`` writes: digits (``1,000``, ``2.5``, ``3e8``), with a multiplier
-    word after them (``5k``, ``2 million``) or a percent (``5%`` is 5 and 0.05), and number
-    words (``twelve``, ``a dozen``, ``half``). Signs are dropped: "112.07 W" is a longitude of
-    -112.07."""
+    """The magnitudes ``text`` writes: digits (``1,000``, ``2.5``, ``3e8``), also scaled by
+    what follows them (``5k``, ``2 million``, ``5%`` is 5 and 0.05, ``50mH`` is 50 and 0.05,
+    ``2 hours`` is 2, 120 and 7,200), and number words (``twelve``, ``a dozen``, ``half``).
+    Signs are dropped: "112.07 W" is a longitude of -112.07."""
     lowered = text.lower()
     found: set[float] = set()
     for match in _NUMBER.finditer(lowered):
@@ -63,13 +92,9 @@ def stated_numbers(text: str) -> set[float]:
         found.add(value)
         if "," in written:  # "200,300,400" may be a list as well as a number
             found.update(float(part) for part in written.split(","))
-        following = re.match(r"\s?(%|percent|[a-z]+)", lowered[match.end() : match.end() + 12])
+        following = re.match(r"\s?(%|percent|[^\W\d_]+)", lowered[match.end() : match.end() + 12])
         if following:
-            word = following.group(1)
-            if word in ("%", "percent"):
-                found.add(value / 100)
-            elif word in _MULTIPLIERS:
-                found.add(value * _MULTIPLIERS[word])
+            found.update(value * scale for scale in _scales(following.group(1)))
     for word in re.findall(r"[a-z]+", lowered):
         if word in _WORDS:
             found.add(float(_WORDS[word]))
@@ -229,10 +254,18 @@ def _words(text: str) -> set[str]:
 
 def _word_given(word: str, said: set[str]) -> bool:
     """``word`` said, or a word sharing its first four letters ("metric" for "metres" no,
-    "celsius" for "Celsius" yes, "rating" for "ratings" yes)."""
+    "celsius" for "Celsius" yes, "rating" for "ratings" yes), or a short word abbreviating
+    one ("in" for "inches", "km" for "kilometres", "ft" for "feet")."""
     if word in said:
         return True
+    if len(word) <= 3 and word.isalpha():
+        return any(w[0] == word[0] and _in_order(word, w) for w in said if len(w) > len(word))
     return len(word) >= 4 and any(w[:4] == word[:4] for w in said if len(w) >= 4)
+
+
+def _in_order(letters: str, word: str) -> bool:
+    remaining = iter(word)
+    return all(letter in remaining for letter in letters)
 
 
 def _value_given(value: Any, said: set[str], stated: set[float]) -> bool:
@@ -243,12 +276,19 @@ def _value_given(value: Any, said: set[str], stated: set[float]) -> bool:
         return _given(float(value), stated)
     if isinstance(value, str):
         words = _words(value)
-        return not words or any(_word_given(w, said) for w in words)
+        return not words or _is_code(value) or any(_word_given(w, said) for w in words)
     if isinstance(value, list):
         return all(_value_given(item, said, stated) for item in value)
     if isinstance(value, dict):
         return all(_value_given(item, said, stated) for item in value.values())
     return True
+
+
+def _is_code(text: str) -> bool:
+    """A code such as "USD", "es-ES", "zh-CN": a reading of words ("US dollars", "in
+    Spanish") that no word of the request spells, so not judged."""
+    tokens = re.findall(r"[^\W_]+", text)
+    return all(len(t) <= 3 for t in tokens) and (len(tokens) > 1 or text.isupper())
 
 
 def _in_latin_letters(text: str) -> bool:

@@ -410,7 +410,14 @@ class Orchestrator:
                 calls.extend(parsed.calls)
             if calls:
                 await self._run_calls(
-                    turn_id, state, reply, parsed.text, calls, fmt, guess_checked=free_start
+                    turn_id,
+                    state,
+                    reply,
+                    parsed.text,
+                    calls,
+                    fmt,
+                    first_step=step == 1,
+                    guess_checked=free_start,
                 )
                 continue
             if not parsed.text:
@@ -629,7 +636,7 @@ class Orchestrator:
         """The call's arguments without the optional ones ``said`` gives no sign of
         (``unasked_options``): the tool's defaults stand for what nobody asked."""
         tool = self.registry.get(call.name)
-        if tool is None or not isinstance(call.arguments, dict):
+        if tool is None or not tool.options_said or not isinstance(call.arguments, dict):
             return call.arguments
         asked = without_unasked(
             call.arguments, self.registry.spec(tool).function.model_dump(), said
@@ -655,14 +662,18 @@ class Orchestrator:
         prose: str,
         calls: list[ParsedCall],
         fmt: CallFormat,
+        first_step: bool = False,
         guess_checked: bool = False,
     ) -> None:
-        """Run the reply's calls in order. ``guess_checked``: a first step about no file of
-        the workspace, where a call whose values nobody gave is not run (``guessed_values``)
-        and the answer is asked for instead."""
+        """Run the reply's calls in order. ``first_step``: the task's first, where an optional
+        argument nobody asked for is left out (``without_unasked``); nothing but the request
+        can have given it yet. ``guess_checked``: a first step about no file of the
+        workspace, where a call whose values nobody gave is not run either
+        (``guessed_values``) and the answer is asked for instead."""
         # What was said before this reply's calls (its reasoning, not the calls themselves):
-        # where a call's numbers must come from.
-        said = "\n".join([*(m.content for m in self.history), reply.think]) if guess_checked else ""
+        # where a call's values must come from.
+        judged = first_step or guess_checked
+        said = "\n".join([*(m.content for m in self.history), reply.think]) if judged else ""
         # Every call in the reply, in order: a PreparedCall to run, or the problem to report.
         planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
         for call in calls:
@@ -675,7 +686,7 @@ class Orchestrator:
             if call.error is not None:
                 planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
                 continue
-            arguments = self._asked_only(call, said) if guess_checked else call.arguments
+            arguments = self._asked_only(call, said) if judged else call.arguments
             try:
                 planned.append((call_id, call, self.registry.prepare(call.name, arguments)))
             except ToolCallError as exc:

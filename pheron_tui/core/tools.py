@@ -66,6 +66,11 @@ class Tool(ABC):
     description: str
     Args: ClassVar[type[BaseModel]]
     risk: Risk = "read"
+    options_said: ClassVar[bool] = True
+    """Whether an optional argument shows in the request's own words when it was asked for, so
+    that one nobody spoke of can be left out on a first step (``grounding.unasked_options``).
+    False where an option reads the request's verbs instead: write_file's ``append`` for
+    "add a line"."""
 
     def assess(self, args: Any, ctx: ToolContext) -> RiskAssessment:
         """The risk of this particular call; tools that can do more than their tier override it."""

@@ -58,6 +58,7 @@ class WriteFile(_TextFileTool):
     )
     risk = "write"
     path_fields = ("path",)
+    options_said = False  # "add a line to notes.txt" asks for append in other words
 
     class Args(StrictArgs):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")

@@ -50,6 +50,10 @@ def test_numbers_are_read_the_ways_people_write_them() -> None:
     stated = stated_numbers(text)
     for value in (1500, 5, 0.05, 2, 3e8, 50, 22, 33, 42, 2500, 0.5, 12, 33.4484, 112.074):
         assert value in stated, value
+    # Read in the units a tool may want: SI prefixes, times in smaller units.
+    scaled = stated_numbers("100µF and 50mH, 5 km, for 2 hours")
+    for value in (1e-4, 0.05, 5000, 120, 7200):
+        assert any(abs(value - n) <= 1e-9 * value for n in scaled), value
     # Digits inside names are not numbers anyone gave.
     assert stated_numbers("TIMEOUT_S2 and v2 and x3") == set()
 
@@ -96,6 +100,26 @@ def test_optional_arguments_nobody_asked_for_are_left_to_the_tool() -> None:
     assert without_unasked(call, weather, plain) == {"city": "Paris"}
     asked = "Paris weather for the next 3 days in Fahrenheit, with the wind please"
     assert unasked_options(call, weather, asked) == []
+    # A code or an abbreviation is a reading of what was said, not something added.
+    circle = {
+        "name": "circumference",
+        "parameters": {
+            "type": "object",
+            "properties": {"radius": {"type": "number"}, "unit": {"type": "string"}},
+            "required": ["radius"],
+        },
+    }
+    assert unasked_options({"radius": 4, "unit": "in"}, circle, "radius of 4 inches?") == []
+    assert unasked_options({"radius": 4, "unit": "in"}, circle, "radius of 4?") == ["unit"]
+    speech = {
+        "name": "speak",
+        "parameters": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "language": {"type": "string"}},
+            "required": ["text"],
+        },
+    }
+    assert unasked_options({"text": "hola", "language": "es-ES"}, speech, "in Spanish") == []
     # The schema's own default changes nothing, and a required argument is never dropped.
     assert unasked_options({"city": "Lyon", "days": 1}, weather, plain) == []
 

@@ -636,3 +636,28 @@ async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> No
     assert MagneticField.last == FieldArgs(current=2, distance=4)
     [proposed] = agent.of("ToolCallProposed")
     assert proposed.arguments == {"current": 2, "distance": 4}
+
+
+async def test_a_first_step_about_the_workspace_drops_unasked_options_only(workspace) -> None:
+    """A request that speaks of a command is forced to call and its numbers are not judged
+    (they may come from files), but an option nobody asked for is left out there too: BFCL's
+    "close firefox using taskkill command" came back with an extra ``"unit": "seconds"``."""
+    from .test_grounding import FieldArgs, MagneticField
+
+    call = 'CALL(magnetic_field) WITH {"current": 10, "distance": 5, "permeability": 4e-7}'
+    agent = _field_agent(workspace, [call, "<final>4e-07 T.</final>"])
+    await agent.orchestrator.submit("Run the magnetic_field command for my wire, please.")
+    assert MagneticField.last == FieldArgs(current=10, distance=5)
+    assert [e.decision for e in agent.of("ToolCallDecided")] == ["auto_approved"]
+
+
+async def test_write_file_keeps_the_mode_the_request_asks_for_in_other_words(workspace) -> None:
+    """ "Add a line" asks for append without the word: write_file's mode is never left out."""
+    append = 'CALL(write_file) WITH {"path": "todo.txt", "content": "eggs\\n", "mode": "append"}'
+    provider = ScriptedProvider.from_replies(
+        native_tools=False, classify=["task"], plan=[append, "<final>Added.</final>"]
+    )
+    agent = Agent(provider, workspace, "all")
+    await agent.orchestrator.submit("Add a line saying eggs to todo.txt")
+    [proposed] = agent.of("ToolCallProposed")
+    assert proposed.arguments["mode"] == "append"
