@@ -23,7 +23,8 @@ BFCL's included, can re-score the run. Printed: per category the AST accuracy, t
 accuracy of the same replies without the value check ("unchecked": the model's calls as made),
 the malformed-call rate (replies that tried to call and did not produce a valid call), the
 share of cases whose call the value check took back ("guessed") and the time per case. Rows
-of ``--out`` keep the unchecked calls and their score too.
+of ``--out`` keep the unchecked calls and their score too, and the model's chance of starting
+with a call (``p_call``, on a free first step).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ import platformdirs  # noqa: E402
 from pheron_tui.core.bus import EventBus  # noqa: E402
 from pheron_tui.core.call_format import (  # noqa: E402
     call_format,
-    first_step_request,
+    first_call_chance,
+    first_call_needed,
     planning_request,
 )
 from pheron_tui.core.grounding import guessed_values, without_unasked  # noqa: E402
@@ -150,10 +152,12 @@ def tool_specs(functions: list[dict]) -> list[ToolSpec]:
 
 async def request_for(
     provider: Any, case: dict, specs: list[ToolSpec], free_start: bool = True
-) -> CompletionRequest:
+) -> tuple[CompletionRequest, float | None]:
     """The orchestrator's first planning request for this question and these tools, a forced
     call left free where the model all but rules a call out, unless the question speaks of
-    files, folders or commands (the bench's workspace is empty: nothing else there to name)."""
+    files, folders or commands (the bench's workspace is empty: nothing else there to name).
+    Also: the model's chance of a call, where it was scored (kept in ``--out`` rows, so a
+    first-call threshold can be weighed without a new run)."""
     turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
     request = planning_request(
         call_format(provider),
@@ -162,9 +166,12 @@ async def request_for(
         turns,
         max_tokens=AgentSettings.plan_max_tokens,
     )
+    chance = None
     if free_first_step(case, free_start):
-        request = await first_step_request(provider, request)
-    return request
+        chance = await first_call_chance(provider, request)
+        if not first_call_needed(chance):
+            request = request.model_copy(update={"tool_choice": "auto"})
+    return request, chance
 
 
 def free_first_step(case: dict, free_start: bool) -> bool:
@@ -303,7 +310,7 @@ async def run(args: argparse.Namespace) -> None:
                 continue
             ran += 1
             specs = tool_specs(case["function"])
-            request = await request_for(provider, case, specs, args.free_start == "on")
+            request, chance = await request_for(provider, case, specs, args.free_start == "on")
             reply = await stream_reply(provider, bus, 0, request, show_answer=False)
             schemas = {s.function.name: s.function.parameters for s in specs}
             parsed = parse_reply(reply.answer, schemas)
@@ -342,6 +349,7 @@ async def run(args: argparse.Namespace) -> None:
                     "correct": correct,
                     "unchecked": raw,
                     "unchecked_correct": raw_correct,
+                    "p_call": chance,
                 }
                 out.write(json.dumps(row) + "\n")
                 out.flush()  # a long run killed half-way still leaves its cases

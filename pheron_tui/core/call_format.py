@@ -133,27 +133,34 @@ Requests about the workspace's own files often score low too; those are forced w
 score (``about_workspace`` in the orchestrator)."""
 
 
-async def first_call_needed(provider: Provider, request: CompletionRequest) -> bool:
-    """Whether the first planning step may be forced to a call: unless the model itself all
-    but rules a call out. Scored on the request as it stands, unforced, so the prompt read here
-    is the one the planning step then reuses from the cache. Where scoring is impossible, the
-    call stays forced as before."""
+async def first_call_chance(provider: Provider, request: CompletionRequest) -> float | None:
+    """The model's own chance of starting its reply to ``request``, left free, with a call;
+    None where it cannot be scored. Scored on the request as it stands, so the prompt read here
+    is the one the planning step then reuses from the cache."""
     if not isinstance(provider, ChoiceScorer):
-        return True
+        return None
     free = request.model_copy(update={"tool_choice": "auto"})
     try:
         scores = await provider.score_choices(free, [LEGACY_CALL_START])
     except OptionsUnlikely:
-        return False  # not even among the likely first tokens
+        return 0.0  # not even among the likely first tokens
     except ScoringUnavailable:
-        return True
-    # A model that thinks first scores low here and is left to decide after its reasoning.
-    return math.exp(scores[LEGACY_CALL_START]) >= FIRST_CALL_MIN_PROBABILITY
+        return None
+    return math.exp(scores[LEGACY_CALL_START])
+
+
+def first_call_needed(chance: float | None) -> bool:
+    """Whether the first planning step may be forced to a call: unless the model itself all
+    but rules a call out. Where scoring is impossible, the call stays forced as before. (A
+    model that thinks first scores low here and is left to decide after its reasoning.)"""
+    return chance is None or chance >= FIRST_CALL_MIN_PROBABILITY
 
 
 async def first_step_request(provider: Provider, request: CompletionRequest) -> CompletionRequest:
     """A first planning step's request, its forced call left free when the model all but rules
     a call out (``first_call_needed``)."""
-    if request.tool_choice == "required" and not await first_call_needed(provider, request):
+    if request.tool_choice == "required" and not first_call_needed(
+        await first_call_chance(provider, request)
+    ):
         return request.model_copy(update={"tool_choice": "auto"})
     return request
