@@ -44,6 +44,8 @@ _MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december",
 )  # fmt: skip
+_NAME_WORDS = 8
+"""Words a name runs to at most ("The Metropolitan Museum of Art"); longer text is content."""
 _PLAIN_WORDS = {"the", "and", "for", "you", "your", "our", "with", "from", "this", "that"}
 """Words that name nothing even capitalised ("The Old Guitarist" names by its other words)."""
 _ALWAYS_GIVEN = {0.0, 1.0}
@@ -221,8 +223,12 @@ class _Heard:
         )
 
     def names(self, text: str) -> bool:
-        """Whether ``text`` names nothing, or says at least one thing that was said."""
+        """Whether ``text`` names nothing, or says at least one thing that was said. Text of
+        more than a few words is content (a message, a file's text), new by nature: not a
+        name, not judged."""
         tokens = re.findall(r"[^\W_]+", text)
+        if len(tokens) > _NAME_WORDS:
+            return True
         specific = [t for t in tokens if _names_something(t)]
         if not specific:
             return True

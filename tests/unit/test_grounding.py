@@ -177,6 +177,9 @@ def test_readings_of_what_was_said_are_not_guesses() -> None:
     ]
     for said, value in readings:
         assert guessed_names({"value": value}, tool, said) == [], (said, value)
+    # Content is new by nature: a poem, a message, a file's text are not names.
+    poem = "Autumn Moon over Kyoto, silver light on the Kamo river, Basho would smile."
+    assert guessed_names({"value": poem}, tool, "write me a haiku") == []
     # An optional argument, and a value the tool's own description gives, are not judged.
     assert guessed_names({"value": "Paris", "note": "Roger Federer"}, tool, "visit Paris") == []
     described = {**tool, "description": "A city, e.g. Seattle, WA."}
