@@ -103,17 +103,22 @@ def stated_numbers(text: str) -> set[float]:
     return found
 
 
-def _numbers_in(value: Any) -> Iterator[float]:
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int | float):
-        yield float(value)
-    elif isinstance(value, list):
+def _leaves(value: Any) -> Iterator[Any]:
+    """The scalars inside an argument's value, however deep its lists and objects go."""
+    if isinstance(value, list):
         for item in value:
-            yield from _numbers_in(item)
+            yield from _leaves(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _numbers_in(item)
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _numbers_in(value: Any) -> Iterator[float]:
+    for leaf in _leaves(value):
+        if isinstance(leaf, int | float) and not isinstance(leaf, bool):
+            yield float(leaf)
 
 
 def _given(value: float, stated: set[float]) -> bool:
@@ -176,14 +181,7 @@ def _required(tool: Mapping[str, Any]) -> list[str]:
 
 
 def _strings_in(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings_in(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings_in(item)
+    return (leaf for leaf in _leaves(value) if isinstance(leaf, str))
 
 
 def _names_something(token: str) -> bool:

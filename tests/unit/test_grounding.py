@@ -101,24 +101,10 @@ def test_optional_arguments_nobody_asked_for_are_left_to_the_tool() -> None:
     asked = "Paris weather for the next 3 days in Fahrenheit, with the wind please"
     assert unasked_options(call, weather, asked) == []
     # A code or an abbreviation is a reading of what was said, not something added.
-    circle = {
-        "name": "circumference",
-        "parameters": {
-            "type": "object",
-            "properties": {"radius": {"type": "number"}, "unit": {"type": "string"}},
-            "required": ["radius"],
-        },
-    }
+    circle = _tool("radius", optional=("unit",))
     assert unasked_options({"radius": 4, "unit": "in"}, circle, "radius of 4 inches?") == []
     assert unasked_options({"radius": 4, "unit": "in"}, circle, "radius of 4?") == ["unit"]
-    speech = {
-        "name": "speak",
-        "parameters": {
-            "type": "object",
-            "properties": {"text": {"type": "string"}, "language": {"type": "string"}},
-            "required": ["text"],
-        },
-    }
+    speech = _tool("text", optional=("language",))
     assert unasked_options({"text": "hola", "language": "es-ES"}, speech, "in Spanish") == []
     # The schema's own default changes nothing, and a required argument is never dropped.
     assert unasked_options({"city": "Lyon", "days": 1}, weather, plain) == []
@@ -133,8 +119,8 @@ def test_text_in_another_script_is_not_judged() -> None:
     assert unasked_options(asked, spec(tool), chinese) == []
 
 
-def _tool(*required: str) -> dict:
-    properties = {name: {"type": "string"} for name in (*required, "note")}
+def _tool(*required: str, optional: tuple[str, ...] = ("note",)) -> dict:
+    properties = {name: {"type": "string"} for name in (*required, *optional)}
     return {
         "name": "lookup",
         "description": "Looks a thing up.",
