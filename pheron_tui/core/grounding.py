@@ -39,6 +39,10 @@ _WORDS = {
     "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1e3,
     "million": 1e6, "billion": 1e9, "dozen": 12, "half": 0.5, "quarter": 0.25, "twice": 2,
     "double": 2, "thrice": 3, "triple": 3, "pair": 2, "couple": 2,
+    # Periods: how often a year ("monthly" compounding is 12 periods) or how many days.
+    "daily": 365, "weekly": 52, "biweekly": 26, "monthly": 12, "quarterly": 4,
+    "semiannually": 2, "annually": 1, "yearly": 1, "week": 7, "fortnight": 14, "month": 30,
+    "decade": 10, "century": 100,
 }  # fmt: skip
 _MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september",

@@ -54,6 +54,9 @@ def test_numbers_are_read_the_ways_people_write_them() -> None:
     scaled = stated_numbers("100µF and 50mH, 5 km, for 2 hours")
     for value in (1e-4, 0.05, 5000, 120, 7200):
         assert any(abs(value - n) <= 1e-9 * value for n in scaled), value
+    # Periods: "monthly" compounding is 12 a year, "quarterly" 4, "next week" 7 days.
+    periods = stated_numbers("compounded monthly, paid quarterly, for the next week")
+    assert {12, 4, 7} <= periods
     # Digits inside names are not numbers anyone gave.
     assert stated_numbers("TIMEOUT_S2 and v2 and x3") == set()
 
