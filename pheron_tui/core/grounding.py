@@ -242,11 +242,7 @@ class _Heard:
             # Exactly as stated: the 1 of "2023-04-01" is a day someone has to say.
             found = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", token)}
             return word in self.words or bool(found & self.numbers)
-        return (
-            _word_given(word, self.words)
-            or word in self.squashed  # "McDonald" in "mc donalds"
-            or (len(word) >= 5 and bool(difflib.get_close_matches(word, self.words, 1, 0.8)))
-        )
+        return _word_given(word, self.words) or word in self.squashed  # "McDonald"/"mc donalds"
 
     def _abbreviated(self, tokens: list[str]) -> bool:
         """Whether a run of the words is said by its initials: "LA", "SF", "NYC", "LAX"."""
@@ -257,18 +253,30 @@ class _Heard:
 
 
 def _words(text: str) -> set[str]:
-    return set(re.findall(r"[^\W_]+", text.lower()))
+    """The words of ``text``, and the digit and letter runs inside them ("24h" is also "24"
+    and "h", "5ft" also "5" and "ft")."""
+    lowered = text.lower()
+    return set(re.findall(r"[^\W_]+", lowered)) | set(re.findall(r"\d+|[^\W\d_]+", lowered))
 
 
 def _word_given(word: str, said: set[str]) -> bool:
     """``word`` said, or a word sharing its first four letters ("metric" for "metres" no,
-    "celsius" for "Celsius" yes, "rating" for "ratings" yes), or a short word abbreviating
-    one ("in" for "inches", "km" for "kilometres", "ft" for "feet")."""
+    "celsius" for "Celsius" yes, "rating" for "ratings" yes) or close to one ("women" for
+    "woman"), or a short word abbreviating one ("in" for "inches", "km" for "kilometres",
+    "ft" for "feet")."""
     if word in said:
         return True
-    if len(word) <= 3 and word.isalpha():
+    if 2 <= len(word) <= 3 and word.isalpha():
         return any(w[0] == word[0] and _in_order(word, w) for w in said if len(w) > len(word))
-    return len(word) >= 4 and any(w[:4] == word[:4] for w in said if len(w) >= 4)
+    if len(word) < 4:
+        return False
+    return any(w[:4] == word[:4] for w in said if len(w) >= 4) or _close_to(word, said)
+
+
+def _close_to(word: str, said: set[str]) -> bool:
+    """A word said in another form or misspelt: "women" for "woman", "Chicago" for
+    "Chcicago"."""
+    return bool(difflib.get_close_matches(word, said, 1, 0.8))
 
 
 def _in_order(letters: str, word: str) -> bool:

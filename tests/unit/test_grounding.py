@@ -109,6 +109,15 @@ def test_optional_arguments_nobody_asked_for_are_left_to_the_tool() -> None:
     assert unasked_options({"radius": 4, "unit": "in"}, circle, "radius of 4?") == ["unit"]
     speech = _tool("text", optional=("language",))
     assert unasked_options({"text": "hola", "language": "es-ES"}, speech, "in Spanish") == []
+    ranking = _tool("sport", optional=("gender", "format"))
+    said = "top player in woman tennis, in 24 hour format"
+    assert (
+        unasked_options({"sport": "tennis", "gender": "women", "format": "24h"}, ranking, said)
+        == []
+    )
+    # A single letter is no abbreviation: the T and Z of a timestamp nobody gave say nothing.
+    stamp = {"sport": "tennis", "format": "2023-04-12T14:00:00Z"}
+    assert unasked_options(stamp, ranking, "the top tennis player") == ["format"]
     # The schema's own default changes nothing, and a required argument is never dropped.
     assert unasked_options({"city": "Lyon", "days": 1}, weather, plain) == []
 
