@@ -650,7 +650,10 @@ class Orchestrator:
         return asked
 
     def _guessed(self, call: PreparedCall, said: str) -> list[float | str]:
-        """The numbers and names ``call`` needs that ``said`` does not give."""
+        """The numbers and names ``call`` needs that ``said`` does not give (none for a tool
+        whose values the model writes, ``Tool.values_said``)."""
+        if not call.tool.values_said:
+            return []
         tool = self.registry.spec(call.tool).function.model_dump()
         return guessed_values(call.arguments, tool, said)
 

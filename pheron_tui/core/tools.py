@@ -66,6 +66,10 @@ class Tool(ABC):
     description: str
     Args: ClassVar[type[BaseModel]]
     risk: Risk = "read"
+    values_said: ClassVar[bool] = True
+    """Whether the values a call needs come from what was said (names, ids, numbers), so
+    that a first call filled with ones nobody said is a guess (``grounding.guessed_values``).
+    False where the model writes them itself: a command line, a file's text."""
     options_said: ClassVar[bool] = True
     """Whether an optional argument shows in the request's own words when it was asked for, so
     that one nobody spoke of can be left out on a first step (``grounding.unasked_options``).

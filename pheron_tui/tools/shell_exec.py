@@ -17,6 +17,7 @@ class ShellExec(Tool):
         "and exit code."
     )
     risk = "execute"
+    values_said = False  # a command line is written, not named: "yes | head -c 100000000"
 
     class Args(StrictArgs):
         command: str = Field(min_length=1, max_length=10_000, description="The shell command line")

@@ -59,6 +59,7 @@ class WriteFile(_TextFileTool):
     risk = "write"
     path_fields = ("path",)
     options_said = False  # "add a line to notes.txt" asks for append in other words
+    values_said = False  # the text is the model's to write
 
     class Args(StrictArgs):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
@@ -193,6 +194,7 @@ class EditFile(_TextFileTool):
     description = "Replace one exact occurrence of `old` with `new` in a text file."
     risk = "write"
     path_fields = ("path",)
+    values_said = False  # the new text is the model's to write
 
     class Args(StrictArgs):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")

@@ -661,3 +661,16 @@ async def test_write_file_keeps_the_mode_the_request_asks_for_in_other_words(wor
     await agent.orchestrator.submit("Add a line saying eggs to todo.txt")
     [proposed] = agent.of("ToolCallProposed")
     assert proposed.arguments["mode"] == "append"
+
+
+async def test_a_command_the_model_writes_is_not_a_guess(workspace) -> None:
+    """A command line is written, not named: its digits and words are the model's own."""
+    command = 'CALL(shell_exec) WITH {"command": "printf Zanzibar | head -c 100000"}'
+    provider = ScriptedProvider.from_replies(
+        native_tools=False, classify=["task"], plan=[command, "<final>Zanzibar</final>"]
+    )
+    agent = Agent(provider, workspace, "all")
+    await agent.orchestrator.submit("Greet me, please.")
+    assert [(e.decision, e.by) for e in agent.of("ToolCallDecided")] == [
+        ("auto_approved", "policy:all")
+    ]
