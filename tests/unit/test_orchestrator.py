@@ -595,15 +595,21 @@ async def test_a_first_call_is_forced_only_where_the_model_considers_one(workspa
     assert files.tool_choice == "required"
 
 
+def _legacy_agent(workspace, plan: list[str]) -> Agent:
+    """An agent on a scripted legacy-format model that takes the request as a task, plans
+    ``plan`` and approves everything."""
+    provider = ScriptedProvider.from_replies(
+        native_tools=False, classify=["task"], plan=plan, critic=["PASS: it answers"]
+    )
+    return Agent(provider, workspace, "all")
+
+
 def _field_agent(workspace, plan: list[str]) -> Agent:
     """A legacy-format agent with a tool that needs numbers (as BFCL's and many MCP servers'
     tools do)."""
     from .test_grounding import MagneticField
 
-    provider = ScriptedProvider.from_replies(
-        native_tools=False, classify=["task"], plan=plan, critic=["PASS: it answers"]
-    )
-    agent = Agent(provider, workspace, "all")
+    agent = _legacy_agent(workspace, plan)
     agent.orchestrator.registry.register(MagneticField())
     MagneticField.runs = 0
     return agent
@@ -654,10 +660,7 @@ async def test_a_first_step_about_the_workspace_drops_unasked_options_only(works
 async def test_write_file_keeps_the_mode_the_request_asks_for_in_other_words(workspace) -> None:
     """ "Add a line" asks for append without the word: write_file's mode is never left out."""
     append = 'CALL(write_file) WITH {"path": "todo.txt", "content": "eggs\\n", "mode": "append"}'
-    provider = ScriptedProvider.from_replies(
-        native_tools=False, classify=["task"], plan=[append, "<final>Added.</final>"]
-    )
-    agent = Agent(provider, workspace, "all")
+    agent = _legacy_agent(workspace, [append, "<final>Added.</final>"])
     await agent.orchestrator.submit("Add a line saying eggs to todo.txt")
     [proposed] = agent.of("ToolCallProposed")
     assert proposed.arguments["mode"] == "append"
@@ -666,10 +669,7 @@ async def test_write_file_keeps_the_mode_the_request_asks_for_in_other_words(wor
 async def test_a_command_the_model_writes_is_not_a_guess(workspace) -> None:
     """A command line is written, not named: its digits and words are the model's own."""
     command = 'CALL(shell_exec) WITH {"command": "printf Zanzibar | head -c 100000"}'
-    provider = ScriptedProvider.from_replies(
-        native_tools=False, classify=["task"], plan=[command, "<final>Zanzibar</final>"]
-    )
-    agent = Agent(provider, workspace, "all")
+    agent = _legacy_agent(workspace, [command, "<final>Zanzibar</final>"])
     await agent.orchestrator.submit("Greet me, please.")
     assert [(e.decision, e.by) for e in agent.of("ToolCallDecided")] == [
         ("auto_approved", "policy:all")
