@@ -674,9 +674,8 @@ class Orchestrator:
         workspace, where a call whose values nobody gave is not run either
         (``guessed_values``) and the answer is asked for instead."""
         # What was said before this reply's calls (its reasoning, not the calls themselves):
-        # where a call's values must come from.
-        judged = first_step or guess_checked
-        said = "\n".join([*(m.content for m in self.history), reply.think]) if judged else ""
+        # where a call's values must come from. (A guess-checked step is a first step.)
+        said = "\n".join([*(m.content for m in self.history), reply.think]) if first_step else ""
         # Every call in the reply, in order: a PreparedCall to run, or the problem to report.
         planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
         for call in calls:
@@ -689,7 +688,7 @@ class Orchestrator:
             if call.error is not None:
                 planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
                 continue
-            arguments = self._asked_only(call, said) if judged else call.arguments
+            arguments = self._asked_only(call, said) if first_step else call.arguments
             try:
                 planned.append((call_id, call, self.registry.prepare(call.name, arguments)))
             except ToolCallError as exc:
