@@ -7,15 +7,14 @@ Run: python bench/bfcl.py [--provider llamacpp|mlx] [--model bundled] [--constra
 
 The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once with
 ``pip download --no-deps`` into the user cache (its own dependency set is heavy and not
-needed: only the data files are read). Each case's functions become ToolSpecs; its question
-goes through the planning request the orchestrator builds (native or legacy prompt, the same
-tool_choice rule, a forced first call left free where the model all but rules a call out, the
-same parser, the same value check: optional arguments nobody asked for left out of a first
-step's calls, and on a free first step a call with a number or a name nobody gave not run, so
-it counts as no call), and the calls are scored with BFCL's AST rules: the right
-function, every required parameter, no unknown one, each value among the allowed ones (strings
-compared the way BFCL standardises them), ints for integers, ints or floats for floats.
-irrelevance is right when no call is made.
+needed: only the data files and the checker's modules are read). Each case's functions
+become ToolSpecs; its question goes through the planning request the orchestrator builds
+(native or legacy prompt, the same tool_choice rule, a forced first call left free where the
+model all but rules a call out, the same parser, the same value check: optional arguments
+nobody asked for left out of a first step's calls, and on a free first step a call with a
+number or a name nobody gave not run, so it counts as no call), and the calls are scored by BFCL's own AST checker (``ast_checker.py``
+from the same wheel, run as it is): the right function, every required parameter, no unknown
+one, each value among the allowed ones. irrelevance is right when no call is made.
 
 ``--out`` writes one line per case: BFCL's ``id``, the category, and the calls in BFCL's own
 answer format (``[{function_name: {argument: value}}]``, empty when no call), so any checker,
@@ -37,7 +36,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import zipfile
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +74,23 @@ CATEGORIES = (
 TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
 
 
+# BFCL's own AST checker and the pure modules it imports, read from the same wheel as the
+# data (its model_config, which pulls every model handler in, is replaced by a stub).
+CHECKER_FILES = (
+    "bfcl_eval/eval_checker/ast_eval/ast_checker.py",
+    "bfcl_eval/eval_checker/ast_eval/type_convertor/java_type_converter.py",
+    "bfcl_eval/eval_checker/ast_eval/type_convertor/js_type_converter.py",
+    "bfcl_eval/constants/enums.py",
+    "bfcl_eval/constants/type_mappings.py",
+)
+
+
 def data_folder() -> Path:
-    """The BFCL data files, fetched with pip the first time."""
+    """The BFCL data files and checker, fetched with pip the first time."""
     folder = Path(platformdirs.user_cache_dir("pheron-tui")) / f"bfcl-{BFCL_VERSION}"
-    if (folder / "BFCL_v4_simple_python.json").is_file():
+    if (folder / "BFCL_v4_simple_python.json").is_file() and all(
+        (folder / "checker" / name).is_file() for name in CHECKER_FILES
+    ):
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,7 +114,33 @@ def data_folder() -> Path:
                 if re.fullmatch(r"bfcl_eval/data/(possible_answer/)?BFCL_v4_[a-z_]+\.json", name):
                     prefix = "answer_" if "possible_answer" in name else ""
                     (folder / f"{prefix}{Path(name).name}").write_bytes(archive.read(name))
+                elif name in CHECKER_FILES:
+                    target = folder / "checker" / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.read(name))
     return folder
+
+
+def official_checker(folder: Path) -> Callable[[list[dict], list[dict], dict, str], bool]:
+    """BFCL's ``ast_checker`` as ``check(calls, truth, case, category)``: the scoring the
+    leaderboard does, not a port of it."""
+    sys.path.insert(0, str(folder / "checker"))
+    config = types.ModuleType("bfcl_eval.constants.model_config")
+    # Function names are kept as the case writes them (dots included), as for a model whose
+    # names need no rewriting.
+    plain = types.SimpleNamespace(underscore_to_dot=False)
+    config.MODEL_CONFIG_MAPPING = defaultdict(lambda: plain)  # type: ignore[attr-defined]
+    sys.modules["bfcl_eval.constants.model_config"] = config
+    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+
+    def check(calls: list[dict], truth: list[dict], case: dict, category: str) -> bool:
+        if not calls:  # the runner's decoder rejects an empty reply before the checker
+            return False
+        result = ast_checker(case["function"], calls, truth, Language.PYTHON, category, "pheron")
+        return bool(result["valid"])
+
+    return check
 
 
 def load(folder: Path, category: str) -> list[tuple[dict, list | None]]:
@@ -194,86 +235,6 @@ def value_checked(
     return asked, 0
 
 
-def standardize(text: str) -> str:
-    return re.sub(r"[ ,./\-_*^]", "", text).lower().replace("'", '"')
-
-
-def same(value: Any, option: Any, schema: dict) -> bool:
-    """One value against one allowed option: strings standardised, numbers by value, lists
-    element by element, dicts key by key (each key's option being a list of allowed values,
-    as BFCL writes nested answers)."""
-    if isinstance(option, str) and isinstance(value, str):
-        return standardize(option) == standardize(value)
-    if isinstance(option, bool) or isinstance(value, bool):
-        return option is value
-    if isinstance(option, int | float) and isinstance(value, int | float):
-        return float(option) == float(value)
-    if isinstance(option, list) and isinstance(value, list):
-        items = schema.get("items", {}) if isinstance(schema.get("items"), dict) else {}
-        return len(option) == len(value) and all(
-            same(v, o, items) for v, o in zip(value, option, strict=True)
-        )
-    if isinstance(option, dict) and isinstance(value, dict):
-        properties = schema.get("properties", {})
-        if any(key not in option for key in value):
-            return False
-        for key, allowed in option.items():
-            if key not in value:
-                if not (isinstance(allowed, list) and "" in allowed):
-                    return False
-            elif isinstance(allowed, list):
-                if not value_ok(value[key], allowed, properties.get(key, {})):
-                    return False
-            elif not same(value[key], allowed, properties.get(key, {})):
-                return False
-        return True
-    return option == value
-
-
-def value_ok(value: Any, allowed: list, schema: dict) -> bool:
-    kind = schema.get("type")
-    if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-        return False
-    if kind == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
-        return False
-    return any(option != "" and same(value, option, schema) for option in allowed)
-
-
-def call_match(call: dict, expected: dict, specs: list[ToolSpec]) -> bool:
-    """BFCL's AST check of one call against one expected call."""
-    [(name, arguments)] = call.items()
-    [(want, params)] = expected.items()
-    if name != want:
-        return False
-    spec = next(s for s in specs if s.function.name == name)
-    properties = spec.function.parameters.get("properties", {})
-    required = spec.function.parameters.get("required", [])
-    if any(r not in arguments for r in required) or any(a not in properties for a in arguments):
-        return False
-    for param, allowed in params.items():
-        if param not in arguments:
-            if "" not in allowed:
-                return False
-            continue
-        if not value_ok(arguments[param], allowed, properties.get(param, {})):
-            return False
-    return True
-
-
-def ast_match(calls: list[dict], truth: list[dict], specs: list[ToolSpec]) -> bool:
-    """Every expected call made once, in any order, and nothing else (BFCL's parallel rule;
-    with one expected call it is the simple rule)."""
-    if len(calls) != len(truth):
-        return False
-    unused = list(calls)
-    for expected in truth:
-        match = next((c for c in unused if call_match(c, expected, specs)), None)
-        if match is None:
-            return False
-        unused.remove(match)
-    return True
-
-
 async def run(args: argparse.Namespace) -> None:
     from pheron_tui.providers.llamacpp import LlamaCppProvider
     from pheron_tui.providers.mlx import MLXProvider
@@ -283,6 +244,7 @@ async def run(args: argparse.Namespace) -> None:
     provider = engine(args.model, constrained=constrained)
     await provider.load()
     folder = data_folder()
+    ast_match = official_checker(folder)
     bus = EventBus("bfcl")
     done: dict[str, tuple[bool, bool]] = {}
     if args.out and args.resume and args.out.is_file():
@@ -336,7 +298,7 @@ async def run(args: argparse.Namespace) -> None:
             correct, raw_correct = (
                 not c
                 if category == "irrelevance"
-                else truth is not None and ast_match(c, truth, specs)
+                else truth is not None and ast_match(c, truth, case, category)
                 for c in (calls, raw)
             )
             unchecked += raw_correct
