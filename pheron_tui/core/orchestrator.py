@@ -53,7 +53,7 @@ from pheron_tui.core.limits import (
     DEFAULT_SHELL_TIMEOUT_S,
 )
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
-from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply
+from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply, typed_calls
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
@@ -405,7 +405,9 @@ class Orchestrator:
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
-            calls = [self._provider_call(c.name, c.arguments) for c in reply.provider_calls]
+            calls = typed_calls(
+                [self._provider_call(c.name, c.arguments) for c in reply.provider_calls], schemas
+            )
             if parsed.kind == "tool_calls":
                 calls.extend(parsed.calls)
             if calls:

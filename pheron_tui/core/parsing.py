@@ -103,6 +103,35 @@ def _coerce(value: str, schema: Mapping[str, Any] | None) -> Any:
             return value
 
 
+def conformed(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """A call's value in the kinds its schema declares, read the way pydantic's lax mode reads
+    them: a "number" is a float (``[1, 3]`` for an array of numbers is ``[1.0, 3.0]``), a whole
+    float for an "integer" an int, a numeric or true/false string the number or flag. Arrays
+    and objects are walked; anything else stays as the model wrote it, for validation to judge.
+    """
+    if not isinstance(schema, Mapping):
+        return value
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if isinstance(value, str) and kind in ("number", "integer", "boolean"):
+        typed = _coerce(value, {"type": kind})
+        return value if isinstance(typed, str) else conformed(typed, schema)
+    if isinstance(value, bool):
+        return value
+    if kind == "number" and isinstance(value, int):
+        return float(value)
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind == "array" and isinstance(value, list):
+        return [conformed(item, schema.get("items")) for item in value]
+    if kind == "object" and isinstance(value, dict):
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, Mapping) else {}
+        return {key: conformed(item, properties.get(key)) for key, item in value.items()}
+    return value
+
+
 def _strip_one_newline(value: str) -> str:
     if value.startswith("\n"):
         value = value[1:]
@@ -298,6 +327,16 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
     return calls
 
 
+def typed_calls(
+    calls: list[ParsedCall], schemas: Mapping[str, Mapping[str, Any]] | None
+) -> list[ParsedCall]:
+    """The calls, each one's arguments ``conformed`` to its tool's parameters."""
+    for call in calls:
+        if call.error is None and schemas and call.name in schemas:
+            call.arguments = conformed(call.arguments, {"type": "object", **schemas[call.name]})
+    return calls
+
+
 def parse_reply(text: str, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> ParsedReply:
     """Classify a planning reply (think text already removed): a CLARIFY question first, then
     native calls, then legacy calls, else the text is the final answer."""
@@ -308,10 +347,14 @@ def parse_reply(text: str, schemas: Mapping[str, Mapping[str, Any]] | None = Non
     if not calls:
         calls = parse_legacy_calls(text)
     if calls:
-        return ParsedReply(kind="tool_calls", text=prose_before_markers(text), calls=calls)
+        return ParsedReply(
+            kind="tool_calls", text=prose_before_markers(text), calls=typed_calls(calls, schemas)
+        )
     bare, start = parse_bare_calls(text, schemas or {})
     if bare:
-        return ParsedReply(kind="tool_calls", text=text[:start].strip(), calls=bare)
+        return ParsedReply(
+            kind="tool_calls", text=text[:start].strip(), calls=typed_calls(bare, schemas)
+        )
     final = _FINAL_RE.search(text)
     if final is not None:
         return ParsedReply(kind="final", text=final.group(1).strip())

@@ -51,6 +51,49 @@ def test_native_xml_call_values_are_typed_by_schema() -> None:
     assert call.error is None
 
 
+MEASURE = {
+    "measure": {
+        "type": "object",
+        "properties": {
+            "points": {"type": "array", "items": {"type": "number"}},
+            "count": {"type": "integer"},
+            "exact": {"type": "boolean"},
+            "box": {"type": "object", "properties": {"width": {"type": "number"}}},
+            "label": {"type": "string"},
+        },
+    }
+}
+
+
+def test_json_call_values_take_the_kinds_the_schema_declares() -> None:
+    """Numbers declared as numbers are floats, whole floats declared as integers are ints,
+    numeric and true/false strings are read, nested values too; a string stays a string."""
+    text = (
+        '<tool_call>{"name": "measure", "arguments": {"points": [1, 2.5, "3"], "count": 4.0,'
+        ' "exact": "false", "box": {"width": 2}, "label": "7"}}</tool_call>'
+    )
+    [call] = parse_reply(text, MEASURE).calls
+    assert call.arguments == {
+        "points": [1.0, 2.5, 3.0],
+        "count": 4,
+        "exact": False,
+        "box": {"width": 2.0},
+        "label": "7",
+    }
+    assert [type(p) for p in call.arguments["points"]] == [float, float, float]
+    assert type(call.arguments["count"]) is int
+    assert type(call.arguments["box"]["width"]) is float
+
+
+def test_values_that_do_not_fit_the_schema_are_left_for_validation() -> None:
+    text = (
+        '<tool_call>{"name": "measure", "arguments": {"points": ["many"], "count": 2.5,'
+        ' "exact": 1}}</tool_call>'
+    )
+    [call] = parse_reply(text, MEASURE).calls
+    assert call.arguments == {"points": ["many"], "count": 2.5, "exact": 1}
+
+
 def test_xml_multiline_string_value_is_kept_exactly() -> None:
     text = (
         "<tool_call>\n<function=write_file>\n<parameter=path>\nx.py\n</parameter>\n"
