@@ -3,7 +3,7 @@
 Run: python bench/bfcl.py [--provider llamacpp|mlx] [--model bundled] [--constrained on|off]
                           [--free-start on|off]
                           [--categories simple_python,multiple,irrelevance,live_simple]
-                          [--limit N] [--out FILE.jsonl [--resume]]
+                          [--limit N] [--ids ID,ID…] [--out FILE.jsonl [--resume]]
 
 The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once with
 ``pip download --no-deps`` into the user cache (its own dependency set is heavy and not
@@ -22,8 +22,9 @@ BFCL's included, can re-score the run. Printed: per category the AST accuracy, t
 accuracy of the same replies without the value check ("unchecked": the model's calls as made),
 the malformed-call rate (replies that tried to call and did not produce a valid call), the
 share of cases whose call the value check took back ("guessed") and the time per case. Rows
-of ``--out`` keep the unchecked calls and their score too, and the model's chance of starting
-with a call (``p_call``, on a free first step).
+of ``--out`` keep the unchecked calls and their score too, the model's chance of starting
+with a call (``p_call``, on a free first step) and how the first call was left
+(``first_call``: forced, named or free).
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ import platformdirs  # noqa: E402
 
 from pheron_tui.core.bus import EventBus  # noqa: E402
 from pheron_tui.core.call_format import (  # noqa: E402
+    FirstStep,
     call_format,
-    first_call_chance,
-    first_call_needed,
+    first_step_request,
     planning_request,
 )
 from pheron_tui.core.grounding import guessed_values, without_unasked  # noqa: E402
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
-from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message, ToolSpec  # noqa: E402
+from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
@@ -193,12 +194,13 @@ def tool_specs(functions: list[dict]) -> list[ToolSpec]:
 
 async def request_for(
     provider: Any, case: dict, specs: list[ToolSpec], free_start: bool = True
-) -> tuple[CompletionRequest, float | None]:
+) -> FirstStep:
     """The orchestrator's first planning request for this question and these tools, a forced
-    call left free where the model all but rules a call out, unless the question speaks of
-    files, folders or commands (the bench's workspace is empty: nothing else there to name).
-    Also: the model's chance of a call, where it was scored (kept in ``--out`` rows, so a
-    first-call threshold can be weighed without a new run)."""
+    call left free where the model all but rules a call out and the question names none of
+    the tools, unless the question speaks of files, folders or commands (the bench's
+    workspace is empty: nothing else there to name). Also: how the call was left, and the
+    model's chance of a call where it was scored (kept in ``--out`` rows, so a first-call
+    threshold can be weighed without a new run)."""
     turns = [Message(role=m["role"], content=m["content"]) for m in case["question"][0]]
     request = planning_request(
         call_format(provider),
@@ -207,29 +209,33 @@ async def request_for(
         turns,
         max_tokens=AgentSettings.plan_max_tokens,
     )
-    chance = None
     if free_first_step(case, free_start):
-        chance = await first_call_chance(provider, request)
-        if not first_call_needed(chance):
-            request = request.model_copy(update={"tool_choice": "auto"})
-    return request, chance
+        names = [spec.function.name for spec in specs]
+        return await first_step_request(provider, request, question_of(case), names)
+    return FirstStep(request, "forced")
+
+
+def question_of(case: dict) -> str:
+    return " ".join(str(m["content"]) for m in case["question"][0] if m["role"] == "user")
 
 
 def free_first_step(case: dict, free_start: bool) -> bool:
     """Whether the orchestrator would leave this first step free (and check its values): the
     question speaks of no file, folder or command."""
-    question = " ".join(str(m["content"]) for m in case["question"][0] if m["role"] == "user")
-    return free_start and not speaks_of_the_workspace(question)
+    return free_start and not speaks_of_the_workspace(question_of(case))
 
 
 def value_checked(
-    calls: list[dict], tools: dict[str, dict], said: str, free: bool
+    calls: list[dict], tools: dict[str, dict], said: str, free: bool, strict: bool = False
 ) -> tuple[list[dict], int]:
     """The calls as the orchestrator leaves them on a first step: each without the optional
     arguments nobody asked for, and on a free one (``free``) none where one needs a number or
-    a name nobody gave (the model is asked for the answer instead). Also: 1 when it took
+    a name nobody gave (the model is asked for the answer instead; ``strict``, for a call
+    forced because the question names its tool, every required value). Also: 1 when it took
     calls back."""
-    if free and any(guessed_values(a, tools[n], said) for call in calls for n, a in call.items()):
+    if free and any(
+        guessed_values(a, tools[n], said, strict) for call in calls for n, a in call.items()
+    ):
         return [], 1
     asked = [{n: without_unasked(a, tools[n], said)} for call in calls for n, a in call.items()]
     return asked, 0
@@ -253,6 +259,8 @@ async def run(args: argparse.Namespace) -> None:
             done[row["id"]] = (row["correct"], row.get("unchecked_correct", row["correct"]))
     out = open(args.out, "a" if args.resume else "w") if args.out else None  # noqa: SIM115
     scope = "every case" if args.limit is None else f"first {args.limit} cases per category"
+    if args.ids:
+        scope = f"{len(args.ids)} chosen cases"
     print(
         f"BFCL v4 ({BFCL_VERSION}) · {args.provider} · {args.model} · constrained {args.constrained}"
         f" · free start {args.free_start} · {scope}"
@@ -264,6 +272,8 @@ async def run(args: argparse.Namespace) -> None:
     for category in args.categories.split(","):
         right = malformed = ran = guessed = unchecked = 0
         cases = load(folder, category)[: args.limit]
+        if args.ids:
+            cases = [(case, truth) for case, truth in cases if case["id"] in args.ids]
         started = time.perf_counter()
         for case, truth in cases:
             if case["id"] in done:  # scored by an earlier run of this --out file
@@ -272,8 +282,8 @@ async def run(args: argparse.Namespace) -> None:
                 continue
             ran += 1
             specs = tool_specs(case["function"])
-            request, chance = await request_for(provider, case, specs, args.free_start == "on")
-            reply = await stream_reply(provider, bus, 0, request, show_answer=False)
+            start = await request_for(provider, case, specs, args.free_start == "on")
+            reply = await stream_reply(provider, bus, 0, start.request, show_answer=False)
             schemas = {s.function.name: s.function.parameters for s in specs}
             parsed = parse_reply(reply.answer, schemas)
             calls = []
@@ -293,7 +303,7 @@ async def run(args: argparse.Namespace) -> None:
             tools = {s.function.name: s.function.model_dump() for s in specs}
             raw = calls
             free = free_first_step(case, args.free_start == "on")
-            calls, took_back = value_checked(calls, tools, said, free)
+            calls, took_back = value_checked(calls, tools, said, free, start.call == "named")
             guessed += took_back
             correct, raw_correct = (
                 not c
@@ -311,7 +321,8 @@ async def run(args: argparse.Namespace) -> None:
                     "correct": correct,
                     "unchecked": raw,
                     "unchecked_correct": raw_correct,
-                    "p_call": chance,
+                    "p_call": start.chance,
+                    "first_call": start.call,
                 }
                 out.write(json.dumps(row) + "\n")
                 out.flush()  # a long run killed half-way still leaves its cases
@@ -339,6 +350,11 @@ if __name__ == "__main__":
     )
     parser.add_argument("--categories", default=",".join(CATEGORIES))
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument(
+        "--ids",
+        type=lambda text: set(text.split(",")),
+        help="only these cases (comma-separated BFCL ids): a change's own cases, re-run",
+    )
     parser.add_argument("--out", type=Path)
     parser.add_argument(
         "--resume", action="store_true", help="keep the cases already in --out and run the rest"

@@ -51,7 +51,7 @@ RELEVANCE_QUESTION = (
 async def scores(provider, case: dict) -> tuple[float, float]:
     """(chance of a call, share of "yes") for one case."""
     specs = bfcl.tool_specs(case["function"])
-    request, _ = await bfcl.request_for(provider, case, specs, free_start=False)
+    request = (await bfcl.request_for(provider, case, specs, free_start=False)).request
     request = request.model_copy(update={"tool_choice": "auto"})
     try:
         call = math.exp(

@@ -10,11 +10,12 @@ the two lives here, so the turn itself never asks which one it speaks.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pheron_tui.core.grounding import names_a_tool
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
 from pheron_tui.core.prompts import (
     legacy_planning_system,
@@ -156,11 +157,42 @@ def first_call_needed(chance: float | None) -> bool:
     return chance is None or chance >= FIRST_CALL_MIN_PROBABILITY
 
 
-async def first_step_request(provider: Provider, request: CompletionRequest) -> CompletionRequest:
-    """A first planning step's request, its forced call left free when the model all but rules
-    a call out (``first_call_needed``)."""
-    if request.tool_choice == "required" and not first_call_needed(
-        await first_call_chance(provider, request)
-    ):
-        return request.model_copy(update={"tool_choice": "auto"})
-    return request
+FirstCall = Literal["forced", "named", "free"]
+"""How a first planning step treats a call: ``forced`` (the model's own chance of one is high
+enough, or unscored), ``named`` (forced though the model would rather answer itself, because
+the request names a tool: "Solve a quadratic equation where a=2, b=6, c=5" with a
+solve_quadratic_equation tool scores 0.08; such a call's values are checked strictly, as a
+call the model did not choose) or ``free`` (the model decides)."""
+
+
+def first_call(chance: float | None, named: bool) -> FirstCall:
+    if first_call_needed(chance):
+        return "forced"
+    return "named" if named else "free"
+
+
+@dataclass(frozen=True)
+class FirstStep:
+    """A first planning step's request, how it treats a call, and the model's chance of one
+    (None where it was not scored)."""
+
+    request: CompletionRequest
+    call: FirstCall
+    chance: float | None = None
+
+
+async def first_step_request(
+    provider: Provider, request: CompletionRequest, text: str, nameable: Iterable[str] = ()
+) -> FirstStep:
+    """A first planning step's request for the user's ``text``, its forced call left free
+    when the model all but rules a call out and ``text`` names none of the ``nameable``
+    tools (``first_call``). Only tools whose values the request must give are nameable: the
+    strict check of their values is what keeps a call the model did not choose honest."""
+    if request.tool_choice != "required":
+        return FirstStep(request, "free")
+    named = names_a_tool(text, nameable)
+    chance = await first_call_chance(provider, request)
+    how = first_call(chance, named)
+    if how == "free":
+        request = request.model_copy(update={"tool_choice": "auto"})
+    return FirstStep(request, how, chance)

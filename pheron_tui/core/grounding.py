@@ -15,7 +15,7 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 _NUMBER = re.compile(
@@ -125,20 +125,21 @@ def _numbers_in(value: Any) -> Iterator[float]:
             yield float(leaf)
 
 
-def _given(value: float, stated: set[float]) -> bool:
+def _given(value: float, stated: set[float], strict: bool = False) -> bool:
     value = abs(value)
-    if value in _ALWAYS_GIVEN:
+    if value in _ALWAYS_GIVEN and not strict:
         return True
     return any(math.isclose(value, n, rel_tol=1e-6, abs_tol=1e-12) for n in stated)
 
 
 def guessed_numbers(
-    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str
+    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str, strict: bool = False
 ) -> list[float]:
     """The numbers in the call's required arguments that neither ``context`` (what the user,
     the tools and the model's reasoning said) nor the tool's own schema and description
     (``tool``: its name, description and parameters) state. Optional arguments are left
-    alone: one the request does not mention is the tool's business."""
+    alone: one the request does not mention is the tool's business. 0 and 1 count as given
+    (a start, a count of one) unless ``strict``."""
     if not _in_latin_letters(context):
         return []  # numbers written in words of another script ("十八") are not read here
     stated = stated_numbers(context) | stated_numbers(json.dumps(tool, ensure_ascii=False))
@@ -147,7 +148,7 @@ def guessed_numbers(
         for name in _required(tool)
         if name in arguments
         for number in _numbers_in(arguments[name])
-        if not _given(number, stated)
+        if not _given(number, stated, strict)
     ]
 
 
@@ -173,11 +174,63 @@ def guessed_names(arguments: Mapping[str, Any], tool: Mapping[str, Any], context
     ]
 
 
+def guessed_words(arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str) -> list[str]:
+    """The strings in the call's required arguments not one of whose words was said (nor is
+    in the tool's schema), names or not: "large" for a sculpture's size nobody gave. Codes
+    ("USD") and text of more than a few words (content) are not judged."""
+    if not _in_latin_letters(context):
+        return []
+    said = _words(context) | _words(json.dumps(tool, ensure_ascii=False))
+    return [
+        text
+        for name in _required(tool)
+        if name in arguments
+        for text in _strings_in(arguments[name])
+        if len(_words(text)) <= _NAME_WORDS and not _value_given(text, said, set())
+    ]
+
+
+# Words of a tool's name that say what kind of thing it does, not what it is about.
+_ACTION_WORDS = {
+    "get", "find", "calculate", "calc", "compute", "fetch", "retrieve", "search", "check",
+    "lookup", "look", "run", "do", "perform", "make", "create", "set", "list", "show", "info",
+    "information", "details", "data", "tool", "api", "util", "helper", "by", "of", "to",
+    "for", "and", "the", "in", "on", "from", "with",
+}  # fmt: skip
+
+
+def names_a_tool(request: str, tool_names: Iterable[str]) -> bool:
+    """Whether ``request`` names one of the tools: says half the words of its name or more,
+    one of them more than an action like "get" or "calculate". "Solve a quadratic equation
+    where a=2…" names solve_quadratic_equation, "What is the sum of 133 and 34?" names
+    calculate_sum; "Calculate the area of a circle" does not name calculate_bmi."""
+    said = _words(request)
+    for name in tool_names:
+        words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)]
+        words = [w for w in words if len(w) > 1]
+        named = [w for w in words if _said_as_word(w, said)]
+        if words and 2 * len(named) >= len(words) and set(named) - _ACTION_WORDS:
+            return True
+    return False
+
+
+def _said_as_word(word: str, said: set[str]) -> bool:
+    """``word`` said as it is or in its plural or singular ("equation", "equations")."""
+    return bool({word, f"{word}s", f"{word}es", word.removesuffix("s")} & said)
+
+
 def guessed_values(
-    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str
+    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str, strict: bool = False
 ) -> list[float | str]:
-    """``guessed_numbers`` and ``guessed_names`` together: what a call made up."""
-    return [*guessed_numbers(arguments, tool, context), *guessed_names(arguments, tool, context)]
+    """``guessed_numbers`` and ``guessed_names`` together: what a call made up. ``strict``,
+    for a call the model itself was unlikely to make: every required number stated (0 and 1
+    too) and every required string said in at least one of its words."""
+    found: list[float | str] = [*guessed_numbers(arguments, tool, context, strict)]
+    names = guessed_names(arguments, tool, context)
+    found.extend(names)
+    if strict:
+        found.extend(t for t in guessed_words(arguments, tool, context) if t not in names)
+    return found
 
 
 def _required(tool: Mapping[str, Any]) -> list[str]:

@@ -21,6 +21,7 @@ from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import (
     CallFormat,
+    FirstCall,
     call_format,
     first_step_request,
     planning_request,
@@ -376,8 +377,8 @@ class Orchestrator:
             schemas = self.registry.schemas()
             free_start = step == 1 and not state.about_workspace
             no_writes = state.writes_refused is not None
-            reply = await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, no_writes
+            reply, first = await self._plan_step(
+                turn_id, step, answer_now, must_call, free_start, no_writes, state.request
             )
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
@@ -420,6 +421,7 @@ class Orchestrator:
                     fmt,
                     first_step=step == 1,
                     guess_checked=free_start,
+                    strictly=first == "named",
                 )
                 continue
             if not parsed.text:
@@ -475,12 +477,14 @@ class Orchestrator:
         must_call: bool = False,
         free_start: bool = False,
         no_writes: bool = False,
-    ) -> StreamedReply:
+        text: str = "",
+    ) -> tuple[StreamedReply, FirstCall]:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched). ``free_start``:
         a first step whose call would be forced is left free when the model all but rules a
-        call out (``first_call_needed``). ``no_writes``: the request asks for no change (only a
-        question, or only a run), so no tool that writes is offered."""
+        call out and the user's ``text`` names no tool (``first_call``); also returned: how
+        the call was left. ``no_writes``: the request asks for no change (only a question, or
+        only a run), so no tool that writes is offered."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
@@ -497,10 +501,14 @@ class Orchestrator:
             )
 
         request = await self._fitted(turn_id, build)
+        first: FirstCall = "forced" if request.tool_choice == "required" else "free"
         if free_start:
-            request = await first_step_request(self.provider, request)
+            offered = {spec.function.name for spec in request.tools or ()}
+            nameable = [t.name for t in self.registry if t.values_said and t.name in offered]
+            start = await first_step_request(self.provider, request, text, nameable)
+            request, first = start.request, start.call
         try:
-            return await stream_reply(
+            reply = await stream_reply(
                 self.provider, self.bus, turn_id, request, step=step, hold_markup=True
             )
         except ToolsRejected as exc:
@@ -508,8 +516,9 @@ class Orchestrator:
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
             return await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, no_writes
+                turn_id, step, answer_now, must_call, free_start, no_writes, text
             )
+        return reply, first
 
     def _specs(self, no_writes: bool = False) -> list[ToolSpec]:
         """The tools the model is offered: in plan mode, only those that only read; for a
@@ -651,13 +660,13 @@ class Orchestrator:
             )
         return asked
 
-    def _guessed(self, call: PreparedCall, said: str) -> list[float | str]:
+    def _guessed(self, call: PreparedCall, said: str, strictly: bool) -> list[float | str]:
         """The numbers and names ``call`` needs that ``said`` does not give (none for a tool
-        whose values the model writes, ``Tool.values_said``)."""
+        whose values the model writes, ``Tool.values_said``); ``strictly``: every value."""
         if not call.tool.values_said:
             return []
         tool = self.registry.spec(call.tool).function.model_dump()
-        return guessed_values(call.arguments, tool, said)
+        return guessed_values(call.arguments, tool, said, strict=strictly)
 
     async def _run_calls(
         self,
@@ -669,12 +678,14 @@ class Orchestrator:
         fmt: CallFormat,
         first_step: bool = False,
         guess_checked: bool = False,
+        strictly: bool = False,
     ) -> None:
         """Run the reply's calls in order. ``first_step``: the task's first, where an optional
         argument nobody asked for is left out (``without_unasked``); nothing but the request
         can have given it yet. ``guess_checked``: a first step about no file of the
         workspace, where a call whose values nobody gave is not run either
-        (``guessed_values``) and the answer is asked for instead."""
+        (``guessed_values``) and the answer is asked for instead; ``strictly``, a call forced
+        against the model's odds, judged on every required value."""
         # What was said before this reply's calls (its reasoning, not the calls themselves):
         # where a call's values must come from. (A guess-checked step is a first step.)
         said = "\n".join([*(m.content for m in self.history), reply.think]) if first_step else ""
@@ -740,7 +751,7 @@ class Orchestrator:
             # to run the tests it may write one: the user asked for no change, so the write is
             # shown denied, never asked.
             withheld = state.writes_refused if item.tool.risk == "write" else None
-            guessed = self._guessed(item, said) if guess_checked else []
+            guessed = self._guessed(item, said, strictly) if guess_checked else []
             if guessed:
                 # Made to call with no tool that fits, a small model calls the nearest one with
                 # numbers and names of its own. Nothing the user gave goes in: not run, and the

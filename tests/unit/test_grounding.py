@@ -10,6 +10,7 @@ from pheron_tui.core.grounding import (
     guessed_names,
     guessed_numbers,
     guessed_values,
+    names_a_tool,
     stated_numbers,
     unasked_options,
     without_unasked,
@@ -191,3 +192,35 @@ def test_a_name_made_of_the_requests_own_words_is_never_a_guess(words: list[str]
     request = "Please look up " + " and ".join(words) + " for me."
     value = " ".join(words)
     assert guessed_names({"value": value}, _tool("value"), request) == []
+
+
+def test_a_request_names_a_tool_by_the_words_of_its_name() -> None:
+    """Half the words of a tool's name or more, one of them more than an action word."""
+    assert names_a_tool(
+        "Solve a quadratic equation where a=2, b=6, c=5", ["solve_quadratic_equation"]
+    )
+    assert names_a_tool("What is the sum of 133 and 34?", ["get_weather", "calculate_sum"])
+    assert names_a_tool("Calculate the BMI of a person who weighs 70kg", ["calculateBMI"])
+    assert names_a_tool("Which chord progressions use these?", ["music.theory.chordProgression"])
+    # Only the action is said, or too few of the words: the tool is not named.
+    assert not names_a_tool("Calculate the area of a circle", ["calculate_bmi"])
+    assert not names_a_tool("Find the fastest route to Boston", ["find_prime_numbers_in_range"])
+    assert not names_a_tool("What is the capital of France?", ["read_file", "list_dir"])
+
+
+def test_a_strict_check_wants_every_required_value_said() -> None:
+    """For a call the model was unlikely to make: 0 and 1 are not given for free, and a
+    plain word nobody said is a guess too ("large" for a size)."""
+    tool = spec(MagneticField())
+    loose = guessed_values({"current": 1, "distance": 0}, tool, "the field of a wire")
+    assert loose == []
+    strict = guessed_values({"current": 1, "distance": 0}, tool, "the field of a wire", True)
+    assert strict == [1, 0]
+    assert guessed_values({"current": 1, "distance": 4}, tool, "1 A at 4 m", strict=True) == []
+    sculpture = _tool("design", "size")
+    asked = "What type of rock suits a garden sculpture?"
+    made_up = {"design": "garden sculpture", "size": "large"}
+    assert guessed_values(made_up, sculpture, asked) == []
+    assert guessed_values(made_up, sculpture, asked, strict=True) == ["large"]
+    said = {"design": "garden sculpture", "size": "large"}
+    assert guessed_values(said, sculpture, "a large garden sculpture", strict=True) == []

@@ -644,6 +644,52 @@ async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> No
     assert proposed.arguments == {"current": 2, "distance": 4}
 
 
+async def test_a_request_that_names_a_tool_gets_a_call_its_values_checked_strictly(
+    workspace,
+) -> None:
+    """ "Solve a quadratic equation where a=2, b=6, c=5" with a solve_quadratic_equation tool:
+    the 1.5B model's chance of a call was 0.08 and it answered 0.5 itself. A request that
+    names a tool is made to call, whatever that chance; since the model did not choose the
+    call, each of its required values must have been said, 0 and 1 included."""
+    from .test_grounding import FieldArgs, MagneticField
+
+    def agent_for(call: str) -> Agent:
+        provider = _CallScoring.from_replies(
+            native_tools=False,
+            classify=["task"],
+            plan=[call, "<final>Done.</final>"],
+            critic=["PASS: it answers"],
+        )
+        provider.call_chance = 0.02
+        agent = Agent(provider, workspace, "all")
+        agent.orchestrator.registry.register(MagneticField())
+        MagneticField.runs = 0
+        return agent
+
+    asked = "What is the magnetic field 4 m from a wire carrying 2 A?"
+    given = agent_for('CALL(magnetic_field) WITH {"current": 2, "distance": 4}')
+    await given.orchestrator.submit(asked)
+    first = next(r for r in given.provider.requests if r.purpose == "plan")
+    assert first.tool_choice == "required"
+    assert MagneticField.last == FieldArgs(current=2, distance=4)
+    # A 1 nobody said would pass a call the model chose; not one it was made to make.
+    one = agent_for('CALL(magnetic_field) WITH {"current": 1, "distance": 4}')
+    await one.orchestrator.submit("What is the magnetic field 4 m from a wire?")
+    assert MagneticField.runs == 0
+    assert [e.by for e in one.of("ToolCallDecided")] == ["value check"]
+    # Not named, the same unlikely call is left to the model.
+    unnamed = agent_for("<final>Done.</final>")
+    await unnamed.orchestrator.submit("How strong is the pull 4 m from a wire carrying 2 A?")
+    first = next(r for r in unnamed.provider.requests if r.purpose == "plan")
+    assert first.tool_choice == "auto"
+    # A tool whose values the model writes is never named into a call: "write" is not an
+    # order to call write_file.
+    poem = agent_for("<final>Done.</final>")
+    await poem.orchestrator.submit("Write me a short poem about the sea.")
+    first = next(r for r in poem.provider.requests if r.purpose == "plan")
+    assert first.tool_choice == "auto"
+
+
 async def test_a_first_step_about_the_workspace_drops_unasked_options_only(workspace) -> None:
     """A request that speaks of a command is forced to call and its numbers are not judged
     (they may come from files), but an option nobody asked for is left out there too: BFCL's
