@@ -226,15 +226,16 @@ def free_first_step(case: dict, free_start: bool) -> bool:
 
 
 def value_checked(
-    calls: list[dict], tools: dict[str, dict], said: str, free: bool, strict: bool = False
+    calls: list[dict], tools: dict[str, dict], said: str, start: FirstStep | None
 ) -> tuple[list[dict], int]:
     """The calls as the orchestrator leaves them on a first step: each without the optional
-    arguments nobody asked for, and on a free one (``free``) none where one needs a number or
-    a name nobody gave (the model is asked for the answer instead; ``strict``, for a call
-    forced because the question names its tool, every required value). Also: 1 when it took
-    calls back."""
-    if free and any(
-        guessed_values(a, tools[n], said, strict) for call in calls for n, a in call.items()
+    arguments nobody asked for, and on a free one (``start`` given) none where one needs a
+    value nobody gave, every value where the call was forced only because the question
+    names a tool (the model is asked for the answer instead). Also: 1 when it took calls back."""
+    if start and any(
+        guessed_values(a, tools[n], said, chosen=start.call != "named")
+        for call in calls
+        for n, a in call.items()
     ):
         return [], 1
     asked = [{n: without_unasked(a, tools[n], said)} for call in calls for n, a in call.items()]
@@ -303,7 +304,7 @@ async def run(args: argparse.Namespace) -> None:
             tools = {s.function.name: s.function.model_dump() for s in specs}
             raw = calls
             free = free_first_step(case, args.free_start == "on")
-            calls, took_back = value_checked(calls, tools, said, free, start.call == "named")
+            calls, took_back = value_checked(calls, tools, said, start if free else None)
             guessed += took_back
             correct, raw_correct = (
                 not c

@@ -220,15 +220,16 @@ def _said_as_word(word: str, said: set[str]) -> bool:
 
 
 def guessed_values(
-    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str, strict: bool = False
+    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str, *, chosen: bool = True
 ) -> list[float | str]:
-    """``guessed_numbers`` and ``guessed_names`` together: what a call made up. ``strict``,
-    for a call the model itself was unlikely to make: every required number stated (0 and 1
-    too) and every required string said in at least one of its words."""
-    found: list[float | str] = [*guessed_numbers(arguments, tool, context, strict)]
+    """What a call made up: ``guessed_numbers`` and ``guessed_names``. A call the model was
+    made to make against its own odds (not ``chosen``) is judged on every value: each
+    required number stated, 0 and 1 too, and each required string in words that were said
+    (``guessed_words``: "large" for a sculpture's size nobody gave)."""
+    found: list[float | str] = [*guessed_numbers(arguments, tool, context, strict=not chosen)]
     names = guessed_names(arguments, tool, context)
     found.extend(names)
-    if strict:
+    if not chosen:
         found.extend(t for t in guessed_words(arguments, tool, context) if t not in names)
     return found
 

@@ -21,7 +21,7 @@ from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import (
     CallFormat,
-    FirstCall,
+    FirstStep,
     call_format,
     first_step_request,
     planning_request,
@@ -377,7 +377,7 @@ class Orchestrator:
             schemas = self.registry.schemas()
             free_start = step == 1 and not state.about_workspace
             no_writes = state.writes_refused is not None
-            reply, first = await self._plan_step(
+            reply, start = await self._plan_step(
                 turn_id, step, answer_now, must_call, free_start, no_writes, state.request
             )
             fmt = call_format(self.provider)
@@ -420,8 +420,7 @@ class Orchestrator:
                     calls,
                     fmt,
                     first_step=step == 1,
-                    guess_checked=free_start,
-                    strictly=first == "named",
+                    start=start,
                 )
                 continue
             if not parsed.text:
@@ -478,13 +477,13 @@ class Orchestrator:
         free_start: bool = False,
         no_writes: bool = False,
         text: str = "",
-    ) -> tuple[StreamedReply, FirstCall]:
+    ) -> tuple[StreamedReply, FirstStep | None]:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched). ``free_start``:
         a first step whose call would be forced is left free when the model all but rules a
         call out and the user's ``text`` names no tool (``first_call``); also returned: how
-        the call was left. ``no_writes``: the request asks for no change (only a question, or
-        only a run), so no tool that writes is offered."""
+        it was left (None unless ``free_start``). ``no_writes``: the request asks for no
+        change (only a question, or only a run), so no tool that writes is offered."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
@@ -501,12 +500,12 @@ class Orchestrator:
             )
 
         request = await self._fitted(turn_id, build)
-        first: FirstCall = "forced" if request.tool_choice == "required" else "free"
+        start = None
         if free_start:
             offered = {spec.function.name for spec in request.tools or ()}
             nameable = [t.name for t in self.registry if t.values_said and t.name in offered]
             start = await first_step_request(self.provider, request, text, nameable)
-            request, first = start.request, start.call
+            request = start.request
         try:
             reply = await stream_reply(
                 self.provider, self.bus, turn_id, request, step=step, hold_markup=True
@@ -518,7 +517,7 @@ class Orchestrator:
             return await self._plan_step(
                 turn_id, step, answer_now, must_call, free_start, no_writes, text
             )
-        return reply, first
+        return reply, start
 
     def _specs(self, no_writes: bool = False) -> list[ToolSpec]:
         """The tools the model is offered: in plan mode, only those that only read; for a
@@ -660,13 +659,13 @@ class Orchestrator:
             )
         return asked
 
-    def _guessed(self, call: PreparedCall, said: str, strictly: bool) -> list[float | str]:
-        """The numbers and names ``call`` needs that ``said`` does not give (none for a tool
-        whose values the model writes, ``Tool.values_said``); ``strictly``: every value."""
+    def _guessed(self, call: PreparedCall, said: str, start: FirstStep) -> list[float | str]:
+        """The values ``call`` needs that ``said`` does not give, judged as closely as ``start``
+        asks (none for a tool whose values the model writes, ``Tool.values_said``)."""
         if not call.tool.values_said:
             return []
         tool = self.registry.spec(call.tool).function.model_dump()
-        return guessed_values(call.arguments, tool, said, strict=strictly)
+        return guessed_values(call.arguments, tool, said, chosen=start.call != "named")
 
     async def _run_calls(
         self,
@@ -677,15 +676,13 @@ class Orchestrator:
         calls: list[ParsedCall],
         fmt: CallFormat,
         first_step: bool = False,
-        guess_checked: bool = False,
-        strictly: bool = False,
+        start: FirstStep | None = None,
     ) -> None:
         """Run the reply's calls in order. ``first_step``: the task's first, where an optional
         argument nobody asked for is left out (``without_unasked``); nothing but the request
-        can have given it yet. ``guess_checked``: a first step about no file of the
-        workspace, where a call whose values nobody gave is not run either
-        (``guessed_values``) and the answer is asked for instead; ``strictly``, a call forced
-        against the model's odds, judged on every required value."""
+        can have given it yet. ``start``: a first step about no file of the workspace, where
+        a call whose values nobody gave is not run either (``guessed_values``, as closely as
+        the step's call was vouched for) and the answer is asked for instead."""
         # What was said before this reply's calls (its reasoning, not the calls themselves):
         # where a call's values must come from. (A guess-checked step is a first step.)
         said = "\n".join([*(m.content for m in self.history), reply.think]) if first_step else ""
@@ -751,7 +748,7 @@ class Orchestrator:
             # to run the tests it may write one: the user asked for no change, so the write is
             # shown denied, never asked.
             withheld = state.writes_refused if item.tool.risk == "write" else None
-            guessed = self._guessed(item, said, strictly) if guess_checked else []
+            guessed = self._guessed(item, said, start) if start else []
             if guessed:
                 # Made to call with no tool that fits, a small model calls the nearest one with
                 # numbers and names of its own. Nothing the user gave goes in: not run, and the
