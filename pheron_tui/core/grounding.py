@@ -119,10 +119,16 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
-def _numbers_in(value: Any) -> Iterator[float]:
-    for leaf in _leaves(value):
-        if isinstance(leaf, int | float) and not isinstance(leaf, bool):
-            yield float(leaf)
+def _required_numbers(arguments: Mapping[str, Any], tool: Mapping[str, Any]) -> Iterator[float]:
+    for name in _required(tool):
+        for leaf in _leaves(arguments.get(name)):
+            if isinstance(leaf, int | float) and not isinstance(leaf, bool):
+                yield float(leaf)
+
+
+def _required_strings(arguments: Mapping[str, Any], tool: Mapping[str, Any]) -> Iterator[str]:
+    for name in _required(tool):
+        yield from (leaf for leaf in _leaves(arguments.get(name)) if isinstance(leaf, str))
 
 
 def _given(value: float, stated: set[float], strict: bool = False) -> bool:
@@ -143,13 +149,7 @@ def guessed_numbers(
     if not _in_latin_letters(context):
         return []  # numbers written in words of another script ("十八") are not read here
     stated = stated_numbers(context) | stated_numbers(json.dumps(tool, ensure_ascii=False))
-    return [
-        number
-        for name in _required(tool)
-        if name in arguments
-        for number in _numbers_in(arguments[name])
-        if not _given(number, stated, strict)
-    ]
+    return [n for n in _required_numbers(arguments, tool) if not _given(n, stated, strict)]
 
 
 def guessed_names(arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str) -> list[str]:
@@ -165,13 +165,7 @@ def guessed_names(arguments: Mapping[str, Any], tool: Mapping[str, Any], context
     if not _in_latin_letters(context):
         return []
     heard = _Heard(context, json.dumps(tool, ensure_ascii=False))
-    return [
-        text
-        for name in _required(tool)
-        if name in arguments
-        for text in _strings_in(arguments[name])
-        if not heard.names(text)
-    ]
+    return [text for text in _required_strings(arguments, tool) if not heard.names(text)]
 
 
 def guessed_words(arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str) -> list[str]:
@@ -183,9 +177,7 @@ def guessed_words(arguments: Mapping[str, Any], tool: Mapping[str, Any], context
     said = _words(context) | _words(json.dumps(tool, ensure_ascii=False))
     return [
         text
-        for name in _required(tool)
-        if name in arguments
-        for text in _strings_in(arguments[name])
+        for text in _required_strings(arguments, tool)
         if len(_words(text)) <= _NAME_WORDS and not _value_given(text, said, set())
     ]
 
@@ -236,10 +228,6 @@ def guessed_values(
 
 def _required(tool: Mapping[str, Any]) -> list[str]:
     return list((tool.get("parameters") or {}).get("required") or [])
-
-
-def _strings_in(value: Any) -> Iterator[str]:
-    return (leaf for leaf in _leaves(value) if isinstance(leaf, str))
 
 
 def _names_something(token: str) -> bool:
