@@ -120,7 +120,10 @@ def conformed(value: Any, schema: Mapping[str, Any] | None) -> Any:
     if isinstance(value, bool):
         return value
     if kind == "number" and isinstance(value, int):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # more digits than a float holds: validation says so
+            return value
     if kind == "integer" and isinstance(value, float) and value.is_integer():
         return int(value)
     if kind == "array" and isinstance(value, list):

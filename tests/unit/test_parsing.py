@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,6 +94,11 @@ def test_values_that_do_not_fit_the_schema_are_left_for_validation() -> None:
     )
     [call] = parse_reply(text, MEASURE).calls
     assert call.arguments == {"points": ["many"], "count": 2.5, "exact": 1}
+    # A number too big for a float is left as written, not a crash.
+    huge = "9" * 400
+    text = f'<tool_call>{{"name": "measure", "arguments": {{"points": [{huge}]}}}}</tool_call>'
+    [call] = parse_reply(text, MEASURE).calls
+    assert call.arguments == {"points": [int(huge)]}
 
 
 def test_xml_multiline_string_value_is_kept_exactly() -> None:
@@ -203,3 +210,23 @@ def test_a_number_too_long_for_python_is_a_malformed_call_not_a_crash() -> None:
     for reply in (native, legacy):
         assert reply.kind == "tool_calls"
         assert "integer string conversion" in reply.calls[0].error
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**500), max_value=10**500)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["points", "count", "exact", "box", "label"]), _JSON))
+def test_typing_any_arguments_by_their_schema_never_raises(arguments: dict) -> None:
+    call = json.dumps({"name": "measure", "arguments": arguments})
+    reply = parse_reply(f"<tool_call>{call}</tool_call>", MEASURE)
+    assert reply.kind == "tool_calls"
