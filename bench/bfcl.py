@@ -10,11 +10,12 @@ The test data are the JSON files of the PyPI package ``bfcl-eval``, fetched once
 needed: only the data files and the checker's modules are read). Each case's functions
 become ToolSpecs; its question goes through the planning request the orchestrator builds
 (native or legacy prompt, the same tool_choice rule, a forced first call left free where the
-model all but rules a call out, the same parser, the same value check: optional arguments
-nobody asked for left out of a first step's calls, and on a free first step a call with a
-number or a name nobody gave not run, so it counts as no call), and the calls are scored by BFCL's own AST checker (``ast_checker.py``
-from the same wheel, run as it is): the right function, every required parameter, no unknown
-one, each value among the allowed ones. irrelevance is right when no call is made.
+model all but rules a call out and the question names none of the tools, the same parser,
+the same value check: optional arguments nobody asked for left out of a first step's calls,
+and on a free first step a call with a number or a name nobody gave not run, so it counts as
+no call), and the calls are scored by BFCL's own AST checker (``ast_checker.py`` from the
+same wheel, run as it is): the right function, every required parameter, no unknown one,
+each value among the allowed ones. irrelevance is right when no call is made.
 
 ``--out`` writes one line per case: BFCL's ``id``, the category, and the calls in BFCL's own
 answer format (``[{function_name: {argument: value}}]``, empty when no call), so any checker,
