@@ -13,7 +13,8 @@ become ToolSpecs; its question goes through the planning request the orchestrato
 model all but rules a call out and the question names none of the tools, the same parser,
 the same value check: optional arguments nobody asked for left out of a first step's calls,
 and on a free first step a call with a number or a name nobody gave not run, so it counts as
-no call), and the calls are scored by BFCL's own AST checker (``ast_checker.py`` from the
+no call, the same fit check: on a free first step, a call the question did not name not run
+when the model judges its tool not made for the question), and the calls are scored by BFCL's own AST checker (``ast_checker.py`` from the
 same wheel, run as it is): the right function, every required parameter, no unknown one,
 each value among the allowed ones. irrelevance is right when no call is made.
 
@@ -22,10 +23,11 @@ answer format (``[{function_name: {argument: value}}]``, empty when no call), so
 BFCL's included, can re-score the run. Printed: per category the AST accuracy, the
 accuracy of the same replies without the value check ("unchecked": the model's calls as made),
 the malformed-call rate (replies that tried to call and did not produce a valid call), the
-share of cases whose call the value check took back ("guessed") and the time per case. Rows
-of ``--out`` keep the unchecked calls and their score too, the model's chance of starting
-with a call (``p_call``, on a free first step) and how the first call was left
-(``first_call``: forced, named or free).
+share of cases whose call the value check took back ("guessed"), the share the fit check
+took back ("unfit") and the time per case. Rows of ``--out`` keep the unchecked calls and
+their score too, the model's chance of starting with a call (``p_call``, on a free first
+step), how the first call was left (``first_call``: forced, named or free) and the fit
+check's share of "yes" for each tool it judged (``fit``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E4
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
+from pheron_tui.core.tool_fit import FIT_MIN_SHARE, fit_share  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (
@@ -243,6 +246,28 @@ def value_checked(
     return asked, 0
 
 
+async def fit_checked(
+    provider: Any, calls: list[dict], specs: list[ToolSpec], question: str, start: FirstStep | None
+) -> tuple[list[dict], dict[str, float | None]]:
+    """The calls as the orchestrator's fit check leaves them on a first step (``start``
+    given) whose call the question did not name: none to a tool the model judges not made for
+    the question. Also: each judged tool's share of "yes" (kept in ``--out`` rows, so the
+    threshold can be weighed without a new run)."""
+    if start is None or start.call == "named" or not calls:
+        return calls, {}
+    functions = {spec.function.name: spec.function for spec in specs}
+    shares = {
+        name: await fit_share(provider, question, functions[name])
+        for name in dict.fromkeys(name for call in calls for name in call)
+    }
+    fitting = [
+        call
+        for call in calls
+        if all(shares[name] is None or shares[name] >= FIT_MIN_SHARE for name in call)
+    ]
+    return fitting, shares
+
+
 async def run(args: argparse.Namespace) -> None:
     from pheron_tui.providers.llamacpp import LlamaCppProvider
     from pheron_tui.providers.mlx import MLXProvider
@@ -269,10 +294,10 @@ async def run(args: argparse.Namespace) -> None:
     )
     print(
         f"{'category':<16}{'cases':>6}{'AST acc':>9}{'unchecked':>11}{'malformed':>11}"
-        f"{'guessed':>9}{'s/case':>8}"
+        f"{'guessed':>9}{'unfit':>7}{'s/case':>8}"
     )
     for category in args.categories.split(","):
-        right = malformed = ran = guessed = unchecked = 0
+        right = malformed = ran = guessed = unfit = unchecked = 0
         cases = load(folder, category)[: args.limit]
         if args.ids:
             cases = [(case, truth) for case, truth in cases if case["id"] in args.ids]
@@ -307,6 +332,11 @@ async def run(args: argparse.Namespace) -> None:
             free = free_first_step(case, args.free_start == "on")
             calls, took_back = value_checked(calls, tools, said, start if free else None)
             guessed += took_back
+            checked = calls
+            calls, fit = await fit_checked(
+                provider, calls, specs, question_of(case), start if free else None
+            )
+            unfit += len(calls) < len(checked)
             correct, raw_correct = (
                 not c
                 if category == "irrelevance"
@@ -325,6 +355,7 @@ async def run(args: argparse.Namespace) -> None:
                     "unchecked_correct": raw_correct,
                     "p_call": start.chance,
                     "first_call": start.call,
+                    "fit": fit,
                 }
                 out.write(json.dumps(row) + "\n")
                 out.flush()  # a long run killed half-way still leaves its cases
@@ -332,7 +363,8 @@ async def run(args: argparse.Namespace) -> None:
         n = max(len(cases), 1)
         print(
             f"{category:<16}{len(cases):>6}{right / n:>9.1%}{unchecked / n:>11.1%}"
-            f"{malformed / n:>11.1%}{guessed / n:>9.1%}{elapsed / max(ran, 1):>8.2f}"
+            f"{malformed / n:>11.1%}{guessed / n:>9.1%}{unfit / n:>7.1%}"
+            f"{elapsed / max(ran, 1):>8.2f}"
         )
     if out:
         out.close()

@@ -80,9 +80,11 @@ from pheron_tui.core.task_state import (
     TaskState,
     guessed_values_message,
     parrots,
+    unfit_call_message,
     unsummarised_answer,
     words,
 )
+from pheron_tui.core.tool_fit import does_not_fit
 from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
@@ -667,6 +669,14 @@ class Orchestrator:
         tool = self.registry.spec(call.tool).function.model_dump()
         return guessed_values(call.arguments, tool, said, chosen=start.call != "named")
 
+    async def _unfit(self, call: PreparedCall, text: str, start: FirstStep) -> bool:
+        """Whether a first call the request did not name goes to a tool not made for what
+        ``text`` asks, in the model's own judgement (``tool_fit``). A workspace tool is not
+        judged: looking around before answering is always the model's to choose."""
+        if start.call == "named" or call.tool.on_workspace:
+            return False
+        return await does_not_fit(self.provider, text, self.registry.spec(call.tool).function)
+
     async def _run_calls(
         self,
         turn_id: int,
@@ -754,6 +764,11 @@ class Orchestrator:
                 # numbers and names of its own. Nothing the user gave goes in: not run, and the
                 # model answers without it (or asks for the values).
                 withheld = (guessed_values_message(item.tool.name, guessed), "value check")
+                state.answer_now = True
+            elif start and await self._unfit(item, state.request, start):
+                # Or with the values the user did give: a boiling-point tool for a freezing
+                # point. Not run either.
+                withheld = (unfit_call_message(item.tool.name), "fit check")
                 state.answer_now = True
             outcome = await self.executor.run(turn_id, call_id, item, withheld)
             observation = outcome.observation

@@ -72,6 +72,14 @@ def guessed_values_message(tool: str, values: list[float | str]) -> str:
     )
 
 
+def unfit_call_message(tool: str) -> str:
+    """What the model is told about a call to a tool not made for what was asked."""
+    return (
+        f"Not run: {tool} does not do what the user asked. If you know the answer, give it; "
+        "if none of your tools can do this, say so."
+    )
+
+
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."

@@ -75,6 +75,10 @@ class Tool(ABC):
     that one nobody spoke of can be left out on a first step (``grounding.unasked_options``).
     False where an option reads the request's verbs instead: write_file's ``append`` for
     "add a line"."""
+    on_workspace: ClassVar[bool] = False
+    """Whether the tool works on the workspace (files, folders, commands): the model may call
+    it to look around before answering whatever was asked, so its purpose is not judged
+    against the request (``tool_fit``). A tool made for one job (an MCP server's) is."""
 
     def assess(self, args: Any, ctx: ToolContext) -> RiskAssessment:
         """The risk of this particular call; tools that can do more than their tier override it."""

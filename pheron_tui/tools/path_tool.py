@@ -199,6 +199,7 @@ class PathTool(Tool):
     places, checked before anyone is asked."""
 
     path_fields: ClassVar[tuple[str, ...]] = ()
+    on_workspace = True
 
     def refusal(self, args: Any, ctx: ToolContext) -> str | None:
         for name in self.path_fields:

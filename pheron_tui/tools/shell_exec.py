@@ -18,6 +18,7 @@ class ShellExec(Tool):
     )
     risk = "execute"
     values_said = False  # a command line is written, not named: "yes | head -c 100000000"
+    on_workspace = True
 
     class Args(StrictArgs):
         command: str = Field(min_length=1, max_length=10_000, description="The shell command line")

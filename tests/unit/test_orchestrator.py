@@ -690,6 +690,68 @@ async def test_a_request_that_names_a_tool_gets_a_call_its_values_checked_strict
     assert first.tool_choice == "auto"
 
 
+class _FitScoring(_CallScoring):
+    """A scripted model that also judges whether a tool is made for the request."""
+
+    fit = 0.5
+
+    async def score_choices(self, request, options) -> dict[str, float]:
+        if tuple(options) == ("yes", "no"):
+            self.fit_questions.append(request.messages[-1].content)
+            return {"yes": math.log(self.fit), "no": math.log(1 - self.fit)}
+        return await super().score_choices(request, options)
+
+
+async def test_a_first_call_to_a_tool_not_made_for_the_request_is_not_run(workspace) -> None:
+    """Made to call, the 1.5B model calls the nearest tool with the values the user did give
+    (a boiling-point tool for "the freezing point of water at 10 kPa"); the value check lets
+    that through. Asked about the tool on its own, the model says it does not fit: the call is
+    shown denied and the model answers instead."""
+    from .test_grounding import MagneticField
+
+    def agent_for(call: str, fit: float, call_chance: float = 0.6) -> Agent:
+        provider = _FitScoring.from_replies(
+            native_tools=False,
+            classify=["task"],
+            plan=[call, "<final>None of my tools does that.</final>"],
+            critic=["PASS: it answers"],
+        )
+        provider.call_chance, provider.fit, provider.fit_questions = call_chance, fit, []
+        agent = Agent(provider, workspace, "all")
+        agent.orchestrator.registry.register(MagneticField())
+        MagneticField.runs = 0
+        return agent
+
+    nearest = 'CALL(magnetic_field) WITH {"current": 2, "distance": 4}'
+    asked = "What is the electric potential 4 m from a charge of 2 C?"
+    unfit = agent_for(nearest, fit=0.2)
+    result = await unfit.orchestrator.submit(asked)
+    assert result.answer == "None of my tools does that."
+    assert MagneticField.runs == 0
+    assert [(e.decision, e.by) for e in unfit.of("ToolCallDecided")] == [("denied", "fit check")]
+    [question] = unfit.provider.fit_questions
+    assert MagneticField.description in question and asked in question
+    plans = [r for r in unfit.provider.requests if r.purpose == "plan"]
+    assert plans[1].tool_choice == "none"
+    assert "magnetic_field does not do what the user asked" in plans[1].messages[-1].content
+
+    # A tool the model takes to fit runs.
+    fitting = agent_for(nearest, fit=0.9)
+    await fitting.orchestrator.submit("What is the magnetic field 4 m from a wire carrying 2 A?")
+    assert MagneticField.runs == 1
+
+    # A tool the request names is not judged: its values are, strictly.
+    named = agent_for(nearest, fit=0.2, call_chance=0.02)
+    await named.orchestrator.submit("What is the magnetic field 4 m from a wire carrying 2 A?")
+    assert (MagneticField.runs, named.provider.fit_questions) == (1, [])
+
+    # Nor is a workspace tool: looking before answering is the model's to choose.
+    look = agent_for('CALL(read_file) WITH {"path": "notes.md"}', fit=0.2)
+    await look.orchestrator.submit("What should I buy today?")
+    assert [e.decision for e in look.of("ToolCallDecided")] == ["auto_approved"]
+    assert look.provider.fit_questions == []
+
+
 async def test_a_first_step_about_the_workspace_drops_unasked_options_only(workspace) -> None:
     """A request that speaks of a command is forced to call and its numbers are not judged
     (they may come from files), but an option nobody asked for is left out there too: BFCL's

@@ -1,0 +1,55 @@
+"""Whether a tool the model reached for is made to do what the user asked: the fit check.
+
+Made to call on a first step, a small model calls the nearest tool it has: a boiling-point
+tool for a freezing point, a lawyer search for a security guard, with values the request does
+give, so the value check lets them through. Asked about the tool alone (its name and purpose
+beside the request, nothing else in the prompt), the same model tells most of these apart: on
+BFCL, a share of "yes" under one half for 12 of the 53 calls to a tool that does not fit and
+for none of the 208 right calls to a tool the request did not name (``bench/bfcl.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message
+from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
+
+FIT_MIN_SHARE = 0.5
+"""Below this share of "yes", a tool is taken not to do what was asked."""
+
+FIT_SYSTEM = "You check a tool call before it runs. Answer yes or no."
+
+
+def fit_request(text: str, tool: FunctionSpec) -> CompletionRequest:
+    question = (
+        f"Tool `{tool.name}`: {tool.description}\n\nRequest: {text}\n\n"
+        "Is this tool made to do what the request asks? Answer yes or no."
+    )
+    return CompletionRequest(
+        messages=[
+            Message(role="system", content=FIT_SYSTEM),
+            Message(role="user", content=question),
+        ],
+        max_tokens=1,
+        purpose="classify",
+    )
+
+
+async def fit_share(provider: Provider, text: str, tool: FunctionSpec) -> float | None:
+    """The model's share of "yes" to whether ``tool`` does what ``text`` asks; None where it
+    cannot be scored (no logprobs, or neither answer among its likely first tokens)."""
+    if not isinstance(provider, ChoiceScorer):
+        return None
+    try:
+        scores = await provider.score_choices(fit_request(text, tool), ("yes", "no"))
+    except ScoringUnavailable:
+        return None
+    yes, no = math.exp(scores["yes"]), math.exp(scores["no"])
+    return yes / (yes + no) if yes + no > 0 else None
+
+
+async def does_not_fit(provider: Provider, text: str, tool: FunctionSpec) -> bool:
+    """Whether the model judges ``tool`` not made for ``text``; a tool it cannot judge fits."""
+    share = await fit_share(provider, text, tool)
+    return share is not None and share < FIT_MIN_SHARE
