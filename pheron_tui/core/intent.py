@@ -49,10 +49,31 @@ _WORKSPACE_WORDS = re.compile(
 )
 
 
+# Programs a request may name as the way to do it ("is docker running? use docker ps"): only
+# names that are not also everyday words ("find", "sort", "hostname") or languages ("with
+# Python" asks how, not for a run).
+_PROGRAMS = (
+    r"docker|podman|git|kubectl|npm|npx|yarn|pnpm|pip3?|pipx|cargo|rustc|gcc|make|cmake|ls|"
+    r"dir|cat|echo|grep|rg|del|rm|rmdir|mkdir|mv|cp|taskkill|tasklist|killall|pkill|ps|df|du|"
+    r"uname|whoami|ipconfig|ifconfig|ping|curl|wget|ssh|scp|rsync|tar|unzip|chmod|chown|"
+    r"systemctl|brew|apt|apt-get|yum|dnf|pacman|netstat|nslookup|pytest|ruff|mypy|wc|sed|awk|"
+    r"sudo"
+)
+# A command line the request tells the agent to use: after "use", "using", "run", "with"…
+# (and "the command", "the instruction"), or in backticks.
+_COMMAND_LINE = re.compile(
+    r"\b(?:use|using|with|via|run|running|execute|executing|type|typing)\s+"
+    r"(?:the\s+)?(?:(?:command|instruction|program|cli)\s+)?[\"'`]?"
+    rf"(?:{_PROGRAMS})(?![\w-])|`(?:{_PROGRAMS})(?![\w-])[^`]*`",
+    re.IGNORECASE,
+)
+
+
 def speaks_of_the_workspace(text: str) -> bool:
     """Whether the message speaks of files, folders, scripts or commands (``list the files
-    here``), the things the built-in tools act on."""
-    return _WORKSPACE_WORDS.search(text) is not None
+    here``, ``check whether docker is installed using docker --version``), the things the
+    built-in tools act on."""
+    return _WORKSPACE_WORDS.search(text) is not None or _COMMAND_LINE.search(text) is not None
 
 
 # A wh-word opens a question on its own; an auxiliary (``is``, ``do``, ``have``) opens one

@@ -10,6 +10,7 @@ from pheron_tui.core.intent import (
     orders_a_change,
     orders_a_run,
     orders_only_a_run,
+    speaks_of_the_workspace,
 )
 
 
@@ -93,3 +94,26 @@ def test_orders_to_run_something() -> None:
 )
 def test_orders_only_a_run(text: str, only: bool) -> None:
     assert orders_only_a_run(text) is only
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("list the files here", True),
+        ("is docker running, please use docker ps to find out", True),
+        ("check whether git is installed using git --version", True),
+        ('remove the shortcut, using the instruction del "%userprofile%\\Desktop\\a.lnk"', True),
+        ("what does `df -h` say about free space?", True),
+        # Everyday words and languages are not programs named to run.
+        ("How can I make this sentence past tense using Python?", False),
+        ("Add a server, using the hostname http://plga.ca", False),
+        ("Find me restaurants in London", False),
+        ("What is the best way to sort a deck of cards?", False),
+    ],
+)
+def test_a_request_that_names_a_command_to_use_speaks_of_the_workspace(
+    text: str, about: bool
+) -> None:
+    # Such a first step is made to call (BFCL live_simple: "use docker ps" was answered
+    # from the model's head with the first step left free).
+    assert speaks_of_the_workspace(text) is about
