@@ -26,7 +26,7 @@ the malformed-call rate (replies that tried to call and did not produce a valid 
 share of cases whose call the value check took back ("guessed"), the share the fit check
 took back ("unfit") and the time per case. Rows of ``--out`` keep the unchecked calls and
 their score too, the model's chance of starting with a call (``p_call``, on a free first
-step), how the first call was left (``first_call``: forced, named or free) and the fit
+step), how the first call was left (``first_call``: forced, named, unsure or free) and the fit
 check's share of "yes" for each tool it judged (``fit``).
 """
 
@@ -65,7 +65,7 @@ from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E4
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
-from pheron_tui.core.tool_fit import FIT_MIN_SHARE, fit_share  # noqa: E402
+from pheron_tui.core.tool_fit import FIT_MIN_SHARE, FIT_SURE_SHARE, fit_share  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (
@@ -260,10 +260,11 @@ async def fit_checked(
         name: await fit_share(provider, question, functions[name])
         for name in dict.fromkeys(name for call in calls for name in call)
     }
+    least = FIT_SURE_SHARE if start.call == "unsure" else FIT_MIN_SHARE
     fitting = [
         call
         for call in calls
-        if all(shares[name] is None or shares[name] >= FIT_MIN_SHARE for name in call)
+        if all(shares[name] is None or shares[name] >= least for name in call)
     ]
     return fitting, shares
 

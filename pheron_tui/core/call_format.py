@@ -133,6 +133,13 @@ multiple questions a tool fits (at 0.1: 19, 50, 31, 24 of 25; at 0.2: 13, 47, 28
 Requests about the workspace's own files often score low too; those are forced whatever the
 score (``about_workspace`` in the orchestrator)."""
 
+FIRST_CALL_UNSURE_PROBABILITY = 0.05
+"""From this chance up to ``FIRST_CALL_MIN_PROBABILITY`` the first step is made to call all
+the same, and the call runs only if the model then judges its tool clearly made for the
+request (``tool_fit.FIT_SURE_SHARE``): under 0.15 it answered "the area and perimeter of a
+7 by 10 rectangle" and "when was the Treaty of Lisbon signed?" itself (0.12, 0.12) with a
+tool for each offered."""
+
 
 async def first_call_chance(provider: Provider, request: CompletionRequest) -> float | None:
     """The model's own chance of starting its reply to ``request``, left free, with a call;
@@ -157,18 +164,22 @@ def first_call_needed(chance: float | None) -> bool:
     return chance is None or chance >= FIRST_CALL_MIN_PROBABILITY
 
 
-FirstCall = Literal["forced", "named", "free"]
+FirstCall = Literal["forced", "named", "unsure", "free"]
 """How a first planning step treats a call: ``forced`` (the model's own chance of one is high
 enough, or unscored), ``named`` (forced though the model would rather answer itself, because
 the request names a tool: "Solve a quadratic equation where a=2, b=6, c=5" with a
 solve_quadratic_equation tool scores 0.08; such a call's values are checked strictly, as a
-call the model did not choose) or ``free`` (the model decides)."""
+call the model did not choose), ``unsure`` (forced at a low chance, the call run only if its
+tool clearly fits) or ``free`` (the model decides)."""
 
 
 def first_call(chance: float | None, named: bool) -> FirstCall:
     if first_call_needed(chance):
         return "forced"
-    return "named" if named else "free"
+    if named:
+        return "named"
+    assert chance is not None  # first_call_needed holds an unscored call forced
+    return "unsure" if chance >= FIRST_CALL_UNSURE_PROBABILITY else "free"
 
 
 @dataclass(frozen=True)

@@ -671,11 +671,14 @@ class Orchestrator:
 
     async def _unfit(self, call: PreparedCall, text: str, start: FirstStep) -> bool:
         """Whether a first call the request did not name goes to a tool not made for what
-        ``text`` asks, in the model's own judgement (``tool_fit``). A workspace tool is not
-        judged: looking around before answering is always the model's to choose."""
-        if start.call == "named" or call.tool.on_workspace:
+        ``text`` asks, in the model's own judgement (``tool_fit``). A workspace tool the
+        model chose is not judged: looking around before answering is its to choose. A call
+        it was made to make at a low chance (``unsure``) must clearly fit, whatever the tool."""
+        unsure = start.call == "unsure"
+        if start.call == "named" or (call.tool.on_workspace and not unsure):
             return False
-        return await does_not_fit(self.provider, text, self.registry.spec(call.tool).function)
+        tool = self.registry.spec(call.tool).function
+        return await does_not_fit(self.provider, text, tool, sure=unsure)
 
     async def _run_calls(
         self,

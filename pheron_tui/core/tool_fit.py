@@ -18,6 +18,11 @@ from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 FIT_MIN_SHARE = 0.5
 """Below this share of "yes", a tool is taken not to do what was asked."""
 
+FIT_SURE_SHARE = 0.8
+"""The share a call the model was made to make against its own judgement needs (its chance
+of a call under 15 %, ``call_format.FIRST_CALL_UNSURE_PROBABILITY``): on BFCL the right calls
+there scored 0.84–0.95, the calls to tools made for something else mostly under 0.8."""
+
 FIT_SYSTEM = "You check a tool call before it runs. Answer yes or no."
 
 
@@ -49,7 +54,10 @@ async def fit_share(provider: Provider, text: str, tool: FunctionSpec) -> float 
     return yes / (yes + no) if yes + no > 0 else None
 
 
-async def does_not_fit(provider: Provider, text: str, tool: FunctionSpec) -> bool:
-    """Whether the model judges ``tool`` not made for ``text``; a tool it cannot judge fits."""
+async def does_not_fit(
+    provider: Provider, text: str, tool: FunctionSpec, sure: bool = False
+) -> bool:
+    """Whether the model judges ``tool`` not made for ``text`` (``sure``: not clearly made
+    for it); a tool it cannot judge fits."""
     share = await fit_share(provider, text, tool)
-    return share is not None and share < FIT_MIN_SHARE
+    return share is not None and share < (FIT_SURE_SHARE if sure else FIT_MIN_SHARE)

@@ -751,6 +751,23 @@ async def test_a_first_call_to_a_tool_not_made_for_the_request_is_not_run(worksp
     assert [e.decision for e in look.of("ToolCallDecided")] == ["auto_approved"]
     assert look.provider.fit_questions == []
 
+    # At a low chance of a call (5-15 %) the step is made to call all the same, and the call
+    # runs only if its tool clearly fits: "when was the Treaty of Lisbon signed?" with a
+    # get_event_date tool scored 0.12, and the model answered from memory.
+    unsure = agent_for(nearest, fit=0.9, call_chance=0.08)
+    await unsure.orchestrator.submit("What is the pull 4 m from a wire carrying 2 A?")
+    first = next(r for r in unsure.provider.requests if r.purpose == "plan")
+    assert (first.tool_choice, MagneticField.runs) == ("required", 1)
+    for call in (nearest, 'CALL(read_file) WITH {"path": "notes.md"}'):
+        doubtful = agent_for(call, fit=0.7, call_chance=0.08)
+        await doubtful.orchestrator.submit("What is the pull 4 m from a wire carrying 2 A?")
+        assert [e.by for e in doubtful.of("ToolCallDecided")] == ["fit check"]
+    # Under 5 % the model answers as it likes.
+    unlikely = agent_for("<final>None of my tools does that.</final>", fit=0.9, call_chance=0.02)
+    await unlikely.orchestrator.submit("What is the pull 4 m from a wire carrying 2 A?")
+    first = next(r for r in unlikely.provider.requests if r.purpose == "plan")
+    assert first.tool_choice == "auto"
+
 
 async def test_a_first_step_about_the_workspace_drops_unasked_options_only(workspace) -> None:
     """A request that speaks of a command is forced to call and its numbers are not judged
