@@ -178,8 +178,8 @@ def first_call(chance: float | None, named: bool) -> FirstCall:
         return "forced"
     if named:
         return "named"
-    assert chance is not None  # first_call_needed holds an unscored call forced
-    return "unsure" if chance >= FIRST_CALL_UNSURE_PROBABILITY else "free"
+    unsure = chance is not None and chance >= FIRST_CALL_UNSURE_PROBABILITY
+    return "unsure" if unsure else "free"
 
 
 @dataclass(frozen=True)

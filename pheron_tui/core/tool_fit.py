@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from pheron_tui.core.intent import classify_text
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 
@@ -26,9 +27,15 @@ there scored 0.84–0.95, the calls to tools made for something else mostly unde
 FIT_SYSTEM = "You check a tool call before it runs. Answer yes or no."
 
 
+FIT_DESCRIPTION_CHARS = 1_000
+
+
 def fit_request(text: str, tool: FunctionSpec) -> CompletionRequest:
+    """The question, with a long request's start and end only (as the classifier reads it):
+    a prompt of its own, read in full on every check."""
     question = (
-        f"Tool `{tool.name}`: {tool.description}\n\nRequest: {text}\n\n"
+        f"Tool `{tool.name}`: {tool.description[:FIT_DESCRIPTION_CHARS]}\n\n"
+        f"Request: {classify_text(text)}\n\n"
         "Is this tool made to do what the request asks? Answer yes or no."
     )
     return CompletionRequest(
