@@ -11,10 +11,9 @@ needed: only the data files and the checker's modules are read). Each case's fun
 become ToolSpecs; its question goes through the planning request the orchestrator builds
 (native or legacy prompt, the same tool_choice rule, a forced first call left free where the
 model all but rules a call out (under 5 %) and the question names none of the tools, the
-same parser,
-the same value check: optional arguments nobody asked for left out of a first step's calls,
-and on a free first step a call with a number or a name nobody gave not run, so it counts as
-no call; the same fit check: there, a call the question did not name not run when the model
+same parser, the same value check: optional arguments nobody asked for left out of a first
+step's calls, and on a free first step a call with a number or a name nobody gave not run,
+so it counts as no call; the same fit check: there, a call the question did not name not run when the model
 judges its tool not made for the question, or not clearly made for it where the model's own
 chance of a call was under 15 %), and the calls are scored by BFCL's own AST checker
 (``ast_checker.py`` from the same wheel, run as it is): the right function, every required
