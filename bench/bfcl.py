@@ -13,9 +13,9 @@ become ToolSpecs; its question goes through the planning request the orchestrato
 model all but rules a call out (under 5 %) and the question names none of the tools, the
 same parser, the same value check: optional arguments nobody asked for left out of a first
 step's calls, and on a free first step a call with a number or a name nobody gave not run,
-so it counts as no call; the same fit check: there, a call the question did not name not run when the model
-judges its tool not made for the question, or not clearly made for it where the model's own
-chance of a call was under 15 %), and the calls are scored by BFCL's own AST checker
+so it counts as no call; the same fit check: there, a call the question did not name not
+run when the model judges its tool not made for the question, or not clearly made for it
+where the model's own chance of a call was under 15 %), and the calls are scored by BFCL's own AST checker
 (``ast_checker.py`` from the same wheel, run as it is): the right function, every required
 parameter, no unknown one, each value among the allowed ones. irrelevance (and
 live_irrelevance, not run by default) is right when no call is made.
