@@ -769,8 +769,8 @@ class Orchestrator:
                 withheld = (guessed_values_message(item.tool.name, guessed), "value check")
                 state.answer_now = True
             elif start and await self._unfit(item, state.request, start):
-                # Or with the values the user did give: a boiling-point tool for a freezing
-                # point. Not run either.
+                # Or with the values the user did give: a lawyer search for a security
+                # guard. Not run either.
                 withheld = (unfit_call_message(item.tool.name), "fit check")
                 state.answer_now = True
             outcome = await self.executor.run(turn_id, call_id, item, withheld)

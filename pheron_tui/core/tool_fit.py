@@ -1,11 +1,12 @@
 """Whether a tool the model reached for is made to do what the user asked: the fit check.
 
-Made to call on a first step, a small model calls the nearest tool it has: a boiling-point
-tool for a freezing point, a lawyer search for a security guard, with values the request does
-give, so the value check lets them through. Asked about the tool alone (its name and purpose
-beside the request, nothing else in the prompt), the same model tells most of these apart: on
-BFCL, a share of "yes" under one half for 12 of the 53 calls to a tool that does not fit and
-for none of the 208 right calls to a tool the request did not name (``bench/bfcl.py``).
+Made to call on a first step, a small model calls the nearest tool it has: a lawyer search
+for a security guard, a currency converter for a flight's duration, with values the request
+does give, so the value check lets them through. Asked about the tool alone (its name and
+purpose beside the request, nothing else in the prompt), the same model tells some of these
+apart: on BFCL, a share of "yes" under one half for 12 of the 53 calls to a tool that does not
+fit and for none of the 208 right calls to a tool the request did not name; a boiling-point
+tool for a freezing point still scores 0.54 (``bench/bfcl.py``).
 """
 
 from __future__ import annotations

@@ -704,7 +704,7 @@ class _FitScoring(_CallScoring):
 
 async def test_a_first_call_to_a_tool_not_made_for_the_request_is_not_run(workspace) -> None:
     """Made to call, the 1.5B model calls the nearest tool with the values the user did give
-    (a boiling-point tool for "the freezing point of water at 10 kPa"); the value check lets
+    (a lawyer search for "where can I find a security guard in New York?"); the value check lets
     that through. Asked about the tool on its own, the model says it does not fit: the call is
     shown denied and the model answers instead."""
     from .test_grounding import MagneticField
