@@ -67,7 +67,7 @@ from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E4
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
-from pheron_tui.core.tool_fit import FIT_MIN_SHARE, FIT_SURE_SHARE, fit_share  # noqa: E402
+from pheron_tui.core.tool_fit import fit_share, least_share  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (
@@ -264,7 +264,7 @@ async def fit_checked(
         name: await fit_share(provider, question, functions[name])
         for name in dict.fromkeys(name for call in calls for name in call)
     }
-    least = FIT_SURE_SHARE if start.call == "unsure" else FIT_MIN_SHARE
+    least = least_share(sure=start.call == "unsure")
     fitting = [
         call
         for call in calls

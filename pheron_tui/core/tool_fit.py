@@ -62,10 +62,15 @@ async def fit_share(provider: Provider, text: str, tool: FunctionSpec) -> float 
     return yes / (yes + no) if yes + no > 0 else None
 
 
+def least_share(sure: bool) -> float:
+    """The share of "yes" a tool needs to fit (``sure``: to fit clearly)."""
+    return FIT_SURE_SHARE if sure else FIT_MIN_SHARE
+
+
 async def does_not_fit(
     provider: Provider, text: str, tool: FunctionSpec, sure: bool = False
 ) -> bool:
     """Whether the model judges ``tool`` not made for ``text`` (``sure``: not clearly made
     for it); a tool it cannot judge fits."""
     share = await fit_share(provider, text, tool)
-    return share is not None and share < (FIT_SURE_SHARE if sure else FIT_MIN_SHARE)
+    return share is not None and share < least_share(sure)
