@@ -166,6 +166,17 @@ CRITIC_ASSESS = (
     "First state, in one or two sentences, what the request asks for and what the tool results "
     "show the agent did or found. Do not give a verdict yet."
 )
+FIT_SYSTEM = "You check a tool call before it runs. Answer yes or no."
+
+
+def fit_question(tool: str, description: str, request: str) -> str:
+    """Whether a tool does what a request asks (the fit check): nothing else in the prompt."""
+    return (
+        f"Tool `{tool}`: {description}\n\nRequest: {request}\n\n"
+        "Is this tool made to do what the request asks? Answer yes or no."
+    )
+
+
 CRITIC_VERDICT = "Now compare the final answer with what the results show. Verdict (PASS or FAIL):"
 CRITIC_WHY_FAIL = "In one sentence: what is wrong with the final answer, or missing from it?"
 CRITIC_VERDICT_WITH_REASON = (

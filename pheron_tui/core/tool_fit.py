@@ -15,6 +15,7 @@ import math
 
 from pheron_tui.core.intent import classify_text
 from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message
+from pheron_tui.core.prompts import FIT_SYSTEM, fit_question
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 
 FIT_MIN_SHARE = 0.5
@@ -25,20 +26,15 @@ FIT_SURE_SHARE = 0.8
 of a call under 15 %, ``call_format.FIRST_CALL_UNSURE_PROBABILITY``): on BFCL the right calls
 there scored 0.84–0.95, the calls to tools made for something else mostly under 0.8."""
 
-FIT_SYSTEM = "You check a tool call before it runs. Answer yes or no."
-
-
 FIT_DESCRIPTION_CHARS = 1_000
+"""A tool's description shown to the check, at most (an MCP server writes its own)."""
 
 
 def fit_request(text: str, tool: FunctionSpec) -> CompletionRequest:
     """The question, with a long request's start and end only (as the classifier reads it):
     a prompt of its own, read in full on every check."""
-    question = (
-        f"Tool `{tool.name}`: {tool.description[:FIT_DESCRIPTION_CHARS]}\n\n"
-        f"Request: {classify_text(text)}\n\n"
-        "Is this tool made to do what the request asks? Answer yes or no."
-    )
+    description = tool.description[:FIT_DESCRIPTION_CHARS]
+    question = fit_question(tool.name, description, classify_text(text))
     return CompletionRequest(
         messages=[
             Message(role="system", content=FIT_SYSTEM),
