@@ -68,6 +68,7 @@ from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
 from pheron_tui.core.parsing import parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
 from pheron_tui.core.tool_fit import fit_share, least_share  # noqa: E402
+from pheron_tui.core.tool_schema import repaired  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (
@@ -188,12 +189,16 @@ def to_schema(schema: Any) -> Any:
 
 
 def tool_specs(functions: list[dict]) -> list[ToolSpec]:
+    """The case's functions as the agent takes an MCP server's tools (``McpTool``): their
+    self-contradicting options read as meant (``tool_schema.repaired``)."""
     return [
         ToolSpec(
             function=FunctionSpec(
                 name=f["name"],
                 description=f.get("description", ""),
-                parameters=to_schema(f.get("parameters") or {"type": "dict", "properties": {}}),
+                parameters=repaired(
+                    to_schema(f.get("parameters") or {"type": "dict", "properties": {}})
+                ),
             )
         )
         for f in functions

@@ -16,10 +16,14 @@ compact separators (a weak model otherwise pads JSON with hundreds of spaces).
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Literal
 
+import llguidance
+
 from pheron_tui.core.messages import ToolSpec
+from pheron_tui.core.tool_schema import repaired
 
 CallFormat = Literal["qwen_json", "qwen_xml", "legacy"]
 
@@ -65,8 +69,27 @@ def _rule_name(prefix: str, name: str) -> str:
 
 
 def _schema(schema: dict[str, Any]) -> str:
-    body = _bounded({"type": "object", "properties": {}, **schema})
-    return json.dumps({**body, "x-guidance": _COMPACT})
+    return _json_schema({"type": "object", "properties": {}, **schema})
+
+
+def _json_schema(schema: dict[str, Any]) -> str:
+    """The JSON schema a ``%json`` rule holds: bounded, compact, and one that compiles. A
+    schema that contradicts itself in a way ``repaired`` does not know becomes any value of
+    its type, so one tool's bad schema leaves the call to it free instead of breaking the
+    grammar for every tool."""
+    written = json.dumps({**_bounded(repaired(schema)), "x-guidance": _COMPACT})
+    if _compiles(written):
+        return written
+    loose = {"type": schema["type"]} if isinstance(schema.get("type"), str) else {}
+    return json.dumps({**loose, "x-guidance": _COMPACT})
+
+
+@functools.lru_cache(maxsize=512)
+def _compiles(schema: str) -> bool:
+    failed, _ = llguidance.LLMatcher.validate_grammar_with_warnings(
+        f"%llguidance {{}}\nstart: %json {schema}\n"
+    )
+    return not failed
 
 
 def _value_rule(spec: dict[str, Any]) -> str | None:
@@ -81,7 +104,7 @@ def _value_rule(spec: dict[str, Any]) -> str | None:
     if kind == "boolean":
         return '"true" | "false"'
     if kind in ("object", "array") or isinstance(kind, list):
-        return "%json " + json.dumps({**_bounded(spec), "x-guidance": _COMPACT})
+        return "%json " + _json_schema(spec)
     return None
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pheron_tui.core.events import McpState, Risk
 from pheron_tui.core.safety import shorten
+from pheron_tui.core.tool_schema import repaired
 from pheron_tui.core.tools import Tool, ToolCallError, ToolContext, ToolRegistry, ToolResult
 
 log = logging.getLogger("pheron_tui.mcp")
@@ -199,7 +200,10 @@ class _AnyArgs(BaseModel):
 
 
 def _clean(schema: Any) -> dict[str, Any]:
-    cleaned = dict(schema) if isinstance(schema, dict) else {}
+    """The server's input schema as an object schema, its self-contradicting options read as
+    meant (``tool_schema.repaired``): validation and the call's grammar then agree with the
+    values the server takes."""
+    cleaned = repaired(dict(schema)) if isinstance(schema, dict) else {}
     cleaned.setdefault("type", "object")
     cleaned.setdefault("properties", {})
     cleaned.setdefault("required", [])

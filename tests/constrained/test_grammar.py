@@ -221,3 +221,44 @@ def test_names_lark_would_misread_still_make_a_valid_grammar(tokenizers) -> None
     assert accepts(
         tokenizers, body_grammar("legacy", odd), 'math.factorial) WITH {"Answer": "x", "answer": 3}'
     )
+
+
+def test_a_schema_that_contradicts_itself_still_constrains_the_call(tokenizers) -> None:
+    """An enum on an array (as BFCL's live tools and hand-written MCP schemas have) is read
+    as the items' options; a contradiction nothing reads leaves that value free, and the
+    other tools' calls stay held to their schemas."""
+    readings = ToolSpec(
+        function=FunctionSpec(
+            name="readings",
+            description="",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "metrics": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "enum": ["temp", "co2"],
+                    },
+                },
+                "required": ["metrics"],
+            },
+        )
+    )
+    impossible = ToolSpec(
+        function=FunctionSpec(
+            name="impossible",
+            description="",
+            parameters={
+                "type": "object",
+                "properties": {"code": {"type": "string", "minLength": 5, "maxLength": 2}},
+                "required": ["code"],
+            },
+        )
+    )
+    tools = [readings, impossible, WEATHER]
+    grammar = body_grammar("legacy", tools)
+    assert not llguidance.LLMatcher.validate_grammar(grammar, tokenizers[1])
+    assert accepts(tokenizers, grammar, 'readings) WITH {"metrics": ["temp", "co2"]}')
+    assert not accepts(tokenizers, grammar, 'readings) WITH {"metrics": ["rain"]}')
+    assert accepts(tokenizers, grammar, 'impossible) WITH {"code": "abc"}')
+    assert not accepts(tokenizers, grammar, 'get_weather) WITH {"city": "Oslo", "days": "3"}')
