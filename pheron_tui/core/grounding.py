@@ -364,7 +364,15 @@ def unasked_options(
     speak of. Told to give an optional argument only when the request gives its value, the
     1.5B model still adds ``"unit": "fahrenheit"`` to a plain weather question and
     ``"detail": true`` to a plain one; left out, the tool's own default applies. A value
-    equal to the schema's default changes nothing and is kept."""
+    equal to the schema's default changes nothing and is kept. Read as signs too: an option
+    of the tool's own that a word said picks out, or whose parameter was spoken of
+    (``_option_picked``, ``_spoken_of``), and a number the description keys to a word said
+    (``_keyed``). A placeholder (``"your_device_id"``) is never asked for.
+
+    Measured on BFCL's own answers (the first accepted value of each argument): this takes
+    a needed argument from 1 of 258 live_simple answers and 48 of 1,053 live_multiple ones
+    (103 before the option, name and key readings), mostly values only a reading of the
+    request gives (4.5 for "a good rating", a date for "next Thursday")."""
     parameters = tool.get("parameters") or {}
     required = set(parameters.get("required") or [])
     properties = parameters.get("properties") or {}
@@ -380,13 +388,92 @@ def unasked_options(
         if "default" in schema and schema["default"] == value:
             continue
         if isinstance(value, bool):
-            spoken = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ")
-            given = any(_word_given(w, said) for w in _words(spoken))
+            given = _spoken_of(name, said)
+        elif isinstance(value, str) and value in (schema.get("enum") or ()):
+            given = (
+                _value_given(value, said, stated)
+                or _option_picked(value, said)
+                or _spoken_of(name, said)
+            )
         else:
-            given = _value_given(value, said, stated)
+            given = (
+                _value_given(value, said, stated) or _keyed(value, schema, said)
+            ) and not _placeholder(value, name)
         if not given:
             unasked.append(name)
     return unasked
+
+
+_KEY = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:for|=|:|-|–|means|is)\s+((?:[^\W\d_]+[ ,]*){1,3})"
+)
+
+
+def _keyed(value: Any, schema: Mapping[str, Any], said: set[str]) -> bool:
+    """Whether the parameter's description keys the number ``value`` to something said:
+    "Example: 1 for cleaning service, 2 for ironing service" makes 2 the ironing the user
+    asked for (by the words only its own key has: "service" tells them apart from nothing).
+    Lists are judged item by item."""
+    if isinstance(value, list):
+        return bool(value) and all(_keyed(item, schema, said) for item in value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    keys = [
+        (float(number), _words(meaning) - _PLAIN_WORDS)
+        for number, meaning in _KEY.findall(str(schema.get("description") or ""))
+    ]
+    for number, words in keys:
+        if number != float(value):
+            continue
+        own = words.difference(*(other for n, other in keys if n != number))
+        if any(_word_given(w, said) for w in own if len(w) >= 4):
+            return True
+    return False
+
+
+def _spoken_of(name: str, said: set[str]) -> bool:
+    """Whether a word of the parameter's name was said ("free" for free_entry)."""
+    return any(_word_given(w, said) for w in _words(_spoken(name)))
+
+
+def _spoken(name: str) -> str:
+    """A parameter's name in words: "powerSaveEnabled" is "power Save Enabled"."""
+    return re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ")
+
+
+def _option_picked(option: str, said: set[str]) -> bool:
+    """Whether a word said starts the way one of the option's words does: three letters or
+    more, and most of the shorter word ("Comic" picks "Comedy" from a genre's options;
+    "actually" does not pick "Action"). Only the tool's own options are read this loosely:
+    the model chose among them, and nothing said leads to "fahrenheit" on a plain weather
+    question."""
+    return any(
+        _starts_alike(o, w) for o in _words(option) if len(o) >= 4 for w in said if len(w) >= 4
+    )
+
+
+def _starts_alike(one: str, other: str) -> bool:
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b),
+        min(len(one), len(other)),
+    )
+    return shared >= 3 and shared >= 0.6 * min(len(one), len(other))
+
+
+_PLACEHOLDER_WORDS = {
+    "your", "my", "the", "current", "default", "placeholder", "example", "sample", "here",
+    "value", "insert", "enter",
+}  # fmt: skip
+
+
+def _placeholder(value: str | Any, name: str) -> bool:
+    """Whether ``value`` only stands in for one: the parameter's own name with words such as
+    "your" or "current" ("your_device_id" for device_id, "current_date" for movie_date). The
+    tool's default is what the model meant."""
+    if not isinstance(value, str):
+        return False
+    words = _words(value)
+    return bool(words & _PLACEHOLDER_WORDS) and words <= _words(_spoken(name)) | _PLACEHOLDER_WORDS
 
 
 def without_unasked(

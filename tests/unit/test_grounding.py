@@ -123,6 +123,65 @@ def test_optional_arguments_nobody_asked_for_are_left_to_the_tool() -> None:
     assert unasked_options({"city": "Lyon", "days": 1}, weather, plain) == []
 
 
+def test_an_option_the_request_picks_out_is_asked_for() -> None:
+    """The tool's own options are the model's to choose from: a word said that starts like
+    one ("Comic" for "Comedy"), or the parameter's name said for a flag written as an
+    option ("free" for free_entry "True"), is a sign it was asked for."""
+    movies = {
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "cast": {"type": "string"},
+                "genre": {"type": "string", "enum": ["Comedy", "Drama", "Action", "dontcare"]},
+                "free_entry": {"type": "string", "enum": ["True", "False", "dontcare"]},
+            },
+            "required": [],
+        }
+    }
+    call = {"cast": "James Corden", "genre": "Comedy"}
+    assert unasked_options(call, movies, "a movie in the Comic genre with James Corden") == []
+    assert unasked_options(call, movies, "a movie with James Corden") == ["genre"]
+    # A shared start is not enough where the rest of the word differs.
+    assert unasked_options({"genre": "Action"}, movies, "actually, James Corden") == ["genre"]
+    flag = {"free_entry": "True"}
+    assert unasked_options(flag, movies, "attractions in Paris with free entry") == []
+    assert unasked_options(flag, movies, "attractions in Paris") == ["free_entry"]
+
+
+def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
+    """ "your_device_id" for device_id, "current_date" for movie_date: the model had no value
+    and wrote the parameter's name; the tool's default is what it meant."""
+    player = _tool("song", optional=("device_id", "movie_date"))
+    said = "Play Roar on my device today, then list movies for this date"
+    assert unasked_options({"song": "Roar", "device_id": "your_device_id"}, player, said) == [
+        "device_id"
+    ]
+    assert unasked_options({"song": "Roar", "movie_date": "current_date"}, player, said) == [
+        "movie_date"
+    ]
+    assert unasked_options({"song": "Roar", "device_id": "kitchen"}, player, "on kitchen") == []
+
+
+def test_a_number_the_description_keys_to_something_said_is_asked_for() -> None:
+    """ "1 for cleaning service, 2 for ironing service": 2 is the ironing the user asked for."""
+    providers = {
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "service_id": {
+                    "type": "integer",
+                    "description": "Example: 2 for ironing service, 3 for massage service.",
+                },
+            },
+            "required": [],
+        }
+    }
+    ironing = "Find a housekeeper who provides ironing services in Bangkok"
+    assert unasked_options({"service_id": 2}, providers, ironing) == []
+    assert unasked_options({"service_id": 3}, providers, ironing) == ["service_id"]
+    assert unasked_options({"service_id": 2}, providers, "Find a housekeeper") == ["service_id"]
+
+
 def test_text_in_another_script_is_not_judged() -> None:
     """Words and numerals cannot be matched across scripts: "摄氏度" asks for celsius."""
     tool = MagneticField()
