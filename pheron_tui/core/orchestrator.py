@@ -73,6 +73,7 @@ from pheron_tui.core.task_state import (
     EMPTY_MESSAGE,
     FAILED_CHANGE_MESSAGE,
     PARROT_MESSAGE,
+    REFUSAL_ECHO_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
@@ -443,6 +444,12 @@ class Orchestrator:
                 state.echoed = True
                 self._send_back(state, reply, ECHO_MESSAGE)
                 continue
+            if state.echoes_refusal(parsed.text):
+                # The note is ours, addressed to the model; handed to the user it says
+                # nothing they did not just do themselves.
+                state.refusal_echoed = True
+                self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
+                continue
             undone = None if answer_now else state.undone_order()
             if undone:
                 state.told_to_act = True
@@ -459,16 +466,21 @@ class Orchestrator:
         )
 
     def _send_back(
-        self, state: TaskState, reply: StreamedReply, nudge: str, said: str | None = None
+        self,
+        state: TaskState,
+        reply: StreamedReply,
+        nudge: str,
+        said: str | None = None,
+        call: bool = True,
     ) -> None:
         """Keep a reply that does not move the task (``said``, else the reply as it came),
-        answer it with ``nudge``, and make the next step call a tool."""
+        answer it with ``nudge``, and make the next step call a tool (unless not ``call``)."""
         content = reply.answer if said is None else said
         self._remember(
             Message(role="assistant", content=content, reasoning_content=reply.think or None)
         )
         self._remember(Message(role="user", content=nudge))
-        state.must_call = True
+        state.must_call = call
 
     async def _plan_step(
         self,

@@ -80,6 +80,11 @@ def unfit_call_message(tool: str) -> str:
     )
 
 
+REFUSAL_ECHO_MESSAGE = (
+    "That repeats the note about the call that did not run; it is not an answer. Tell the "
+    "user in your own words what you did not do and why, and what you found before it, if "
+    "anything."
+)
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
@@ -145,6 +150,8 @@ class TaskState:
     """The model said nothing or asked the request back: the next step must call a tool."""
     echoed: bool = False
     """The model once gave the request itself as its answer (told to act; not twice)."""
+    refusal_echoed: bool = False
+    """The model once gave the note about a call that did not run as its answer."""
     last_failed: bool = False
     """The latest call failed (not denied): its result says what to correct."""
     retried_after: set[str] = field(default_factory=set)
@@ -214,6 +221,14 @@ class TaskState:
         if self.orders_run and not any(step.risk == "execute" for step in self.steps):
             return UNDONE_RUN_MESSAGE
         return None
+
+    def echoes_refusal(self, answer: str) -> bool:
+        """Whether ``answer`` only repeats what the model was told about its latest call,
+        one that was not allowed to run: after a denial the 1.5B model answered "The user
+        denied this call; it did not run." Once per task."""
+        if self.refusal_echoed or not self.steps or self.steps[-1].status != "denied":
+            return False
+        return parrots(answer, self.steps[-1].output)
 
     def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,

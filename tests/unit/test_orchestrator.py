@@ -99,6 +99,43 @@ async def test_denied_call_is_observed_by_the_model(make_agent) -> None:
     assert agent.of("CriticVerdict")[0].verdict == "FAIL"
 
 
+async def test_an_answer_that_only_repeats_the_denial_is_sent_back_once(make_agent) -> None:
+    """After a denial the 1.5B model answered with the note it was given ("The user denied
+    this call; it did not run."): that says nothing to the user who just denied it. It is
+    sent back, once, without making the model call again."""
+    agent = make_agent(
+        policy="ask",
+        classify=["task"],
+        plan=[
+            LIST,
+            "The user denied this call; it did not run.",
+            "I did not list the files: you declined the listing.",
+        ],
+        critic=["FAIL: nothing was listed"],
+    )
+    turn = asyncio.create_task(agent.orchestrator.submit("list"))
+    while not agent.orchestrator.gate.pending:
+        await asyncio.sleep(0)
+    agent.orchestrator.decide(agent.orchestrator.gate.pending[0], "deny")
+    result = await turn
+    assert result.answer == "I did not list the files: you declined the listing."
+    sent_back = agent.provider.requests[3]
+    assert "not an answer" in sent_back.messages[-1].content
+    assert sent_back.tool_choice != "required"
+    # A second echo is the answer: the model is not sent round and round.
+    again = make_agent(
+        policy="ask",
+        classify=["task"],
+        plan=[LIST, "The user denied this call.", "The user denied this call; it did not run."],
+        critic=["FAIL: nothing was listed"],
+    )
+    turn = asyncio.create_task(again.orchestrator.submit("list"))
+    while not again.orchestrator.gate.pending:
+        await asyncio.sleep(0)
+    again.orchestrator.decide(again.orchestrator.gate.pending[0], "deny")
+    assert (await turn).answer == "The user denied this call; it did not run."
+
+
 async def test_policy_none_denies_everything(make_agent) -> None:
     agent = make_agent(policy="none", classify=["task"], plan=[LIST, "ok"], critic=["PASS: fine"])
     await agent.orchestrator.submit("list")
