@@ -407,6 +407,12 @@ class Orchestrator:
                 state.retried_after.add(retry)
                 self._send_back(state, reply, RETRY_MESSAGE)
                 continue
+            if parsed.kind != "tool_calls" and state.echoes_refusal(parsed.text):
+                # The note is ours, addressed to the model; handed to the user as an answer
+                # or a question, it says nothing they did not just do themselves.
+                state.refusal_echoed = True
+                self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
+                continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
             calls = typed_calls(
@@ -443,12 +449,6 @@ class Orchestrator:
                 # say so once, and ask for the work.
                 state.echoed = True
                 self._send_back(state, reply, ECHO_MESSAGE)
-                continue
-            if state.echoes_refusal(parsed.text):
-                # The note is ours, addressed to the model; handed to the user it says
-                # nothing they did not just do themselves.
-                state.refusal_echoed = True
-                self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
                 continue
             undone = None if answer_now else state.undone_order()
             if undone:

@@ -101,14 +101,15 @@ async def test_denied_call_is_observed_by_the_model(make_agent) -> None:
 
 async def test_an_answer_that_only_repeats_the_denial_is_sent_back_once(make_agent) -> None:
     """After a denial the 1.5B model answered with the note it was given ("The user denied
-    this call; it did not run."): that says nothing to the user who just denied it. It is
-    sent back, once, without making the model call again."""
+    this call; it did not run."), or asked it back as a CLARIFY question: that says nothing
+    to the user who just denied it. It is sent back, once, without making the model call
+    again."""
     agent = make_agent(
         policy="ask",
         classify=["task"],
         plan=[
             LIST,
-            "The user denied this call; it did not run.",
+            'CLARIFY("The user denied this call; it did not run.")',
             "I did not list the files: you declined the listing.",
         ],
         critic=["FAIL: nothing was listed"],
