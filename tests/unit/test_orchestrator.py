@@ -88,11 +88,7 @@ async def test_denied_call_is_observed_by_the_model(make_agent) -> None:
         plan=[LIST, "I could not look."],
         critic=["FAIL: it did not look"],
     )
-    turn = asyncio.create_task(agent.orchestrator.submit("list"))
-    while not agent.orchestrator.gate.pending:
-        await asyncio.sleep(0)
-    agent.orchestrator.decide(agent.orchestrator.gate.pending[0], "deny")
-    result = await turn
+    result = await _first_call_denied(agent, "list")
     assert result.status == "finished"
     assert agent.of("ToolCallDecided")[0].decision == "denied"
     assert "denied" in agent.provider.requests[2].messages[-1].content
@@ -114,11 +110,7 @@ async def test_an_answer_that_only_repeats_the_denial_is_sent_back_once(make_age
         ],
         critic=["FAIL: nothing was listed"],
     )
-    turn = asyncio.create_task(agent.orchestrator.submit("list"))
-    while not agent.orchestrator.gate.pending:
-        await asyncio.sleep(0)
-    agent.orchestrator.decide(agent.orchestrator.gate.pending[0], "deny")
-    result = await turn
+    result = await _first_call_denied(agent, "list")
     assert result.answer == "I did not list the files: you declined the listing."
     sent_back = agent.provider.requests[3]
     assert "not an answer" in sent_back.messages[-1].content
@@ -130,11 +122,18 @@ async def test_an_answer_that_only_repeats_the_denial_is_sent_back_once(make_age
         plan=[LIST, "The user denied this call.", "The user denied this call; it did not run."],
         critic=["FAIL: nothing was listed"],
     )
-    turn = asyncio.create_task(again.orchestrator.submit("list"))
-    while not again.orchestrator.gate.pending:
+    assert (await _first_call_denied(again, "list")).answer == (
+        "The user denied this call; it did not run."
+    )
+
+
+async def _first_call_denied(agent: Agent, text: str):
+    """Submit ``text`` and deny the first call the model proposes; the turn's result."""
+    turn = asyncio.create_task(agent.orchestrator.submit(text))
+    while not agent.orchestrator.gate.pending:
         await asyncio.sleep(0)
-    again.orchestrator.decide(again.orchestrator.gate.pending[0], "deny")
-    assert (await turn).answer == "The user denied this call; it did not run."
+    agent.orchestrator.decide(agent.orchestrator.gate.pending[0], "deny")
+    return await turn
 
 
 async def test_policy_none_denies_everything(make_agent) -> None:
