@@ -30,7 +30,8 @@ def repaired(schema: Any) -> Any:
     """``schema`` with every self-contradicting ``enum`` made satisfiable: an array's options
     moved to its items, a scalar's options given its type ("1" for an integer is 1, "True"
     for a boolean is true) or, where some option cannot be ("dontcare"), the options kept
-    and the type dropped (the listed options are what the tool takes). Anything else is
+    and the type dropped (the listed options are what the tool takes); a required key the
+    schema does not describe, or describes with no schema, takes any value. Anything else is
     left as written."""
     if isinstance(schema, list):
         return [repaired(item) for item in schema]
@@ -46,6 +47,15 @@ def repaired(schema: Any) -> Any:
     for key in _NESTED_MAPS:
         if isinstance(out.get(key), dict):
             out[key] = {name: repaired(item) for name, item in out[key].items()}
+    properties, required = out.get("properties"), out.get("required")
+    if isinstance(properties, dict) and isinstance(required, list):
+        # A required key the schema does not describe takes any value (not none at all).
+        missing = [k for k in required if isinstance(k, str) and k not in properties]
+        out["properties"] = {**properties, **{key: {} for key in missing}}
+    if isinstance(properties, dict):
+        # So does a key described by something that is no schema (null, a number).
+        described = out["properties"].items()
+        out["properties"] = {k: v if isinstance(v, dict | bool) else {} for k, v in described}
     options = out.get("enum")
     kind = out.get("type")
     if not isinstance(options, list) or not isinstance(kind, str):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import llguidance
 import llguidance.hf
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.providers.constrain import build_constraint
@@ -262,3 +264,57 @@ def test_a_schema_that_contradicts_itself_still_constrains_the_call(tokenizers) 
     assert not accepts(tokenizers, grammar, 'readings) WITH {"metrics": ["rain"]}')
     assert accepts(tokenizers, grammar, 'impossible) WITH {"code": "abc"}')
     assert not accepts(tokenizers, grammar, 'get_weather) WITH {"city": "Oslo", "days": "3"}')
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.sampled_from(["string", "integer", "array", "object", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "enum",
+                    "items",
+                    "properties",
+                    "required",
+                    "minLength",
+                    "maxLength",
+                    "minimum",
+                    "maximum",
+                    "a",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]), _JSON, max_size=3),
+    st.lists(st.sampled_from(["a", "b", "c"]), max_size=2),
+)
+def test_whatever_schema_a_server_sends_the_grammar_compiles(
+    properties: dict, required: list
+) -> None:
+    """An MCP server's schema is not ours to trust: whatever it says, the grammar for its
+    tool (and so for every tool offered beside it) compiles."""
+    tool = ToolSpec(
+        function=FunctionSpec(
+            name="odd",
+            description="",
+            parameters={"type": "object", "properties": properties, "required": required},
+        )
+    )
+    for fmt in ("legacy", "qwen_json"):
+        failed, warnings = llguidance.LLMatcher.validate_grammar_with_warnings(
+            body_grammar(fmt, [tool, WEATHER])
+        )
+        assert not failed, warnings

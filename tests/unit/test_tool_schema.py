@@ -76,3 +76,9 @@ _SCALAR = st.sampled_from(
 def test_a_schema_that_says_what_it_means_is_left_as_written(properties: dict) -> None:
     schema = {"type": "object", "properties": properties, "required": sorted(properties)[:1]}
     assert repaired(schema) == schema
+
+
+def test_a_required_key_the_schema_does_not_describe_takes_any_value() -> None:
+    sloppy = {"type": "object", "properties": {"b": None}, "required": ["a"]}
+    assert repaired(sloppy)["properties"] == {"b": {}, "a": {}}
+    jsonschema.validate({"a": 5, "b": "x"}, repaired(sloppy))
