@@ -148,6 +148,16 @@ def test_an_option_the_request_picks_out_is_asked_for() -> None:
     assert unasked_options(flag, movies, "attractions in Paris") == ["free_entry"]
 
 
+def test_words_every_request_has_give_no_sign_of_an_option() -> None:
+    """ "Please deliver to the front door" shares only "to" and "the" with an order that gave
+    no instructions: left out. Said, it stays."""
+    order = _tool("item", optional=("instructions",))
+    call = {"item": "burger", "instructions": "Please deliver to the front door"}
+    plain = "Order five burgers to the office from the McDonald's on Main Street"
+    assert unasked_options(call, order, plain) == ["instructions"]
+    assert unasked_options(call, order, "five burgers, leave them at the door") == []
+
+
 def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
     """ "your_device_id" for device_id, "current_date" for movie_date: the model had no value
     and wrote the parameter's name; the tool's default is what it meant."""
