@@ -104,6 +104,8 @@ def stated_numbers(text: str) -> set[float]:
     for word in re.findall(r"[a-z]+", lowered):
         if word in _WORDS:
             found.add(float(_WORDS[word]))
+        if len(word) >= 3 and word in _TIME_UNITS:
+            found.update(float(scale) for scale in _TIME_UNITS[word])  # "the past hour": 3,600 s
     return found
 
 
@@ -476,12 +478,20 @@ _PLACEHOLDER_WORDS = {
 }  # fmt: skip
 
 
+_PLACEHOLDER_FORM = re.compile(r"(?i)^(?:your|my)[_-]\w+$|^<[^<>]+>$|^x{3,}$|placeholder")
+"""How a stand-in is written whatever it names: ``your_sensor_serial``, ``<api_key>``."""
+
+
 def _placeholder(value: str | Any, name: str) -> bool:
-    """Whether ``value`` only stands in for one: the parameter's own name with words such as
-    "your" or "current" ("your_device_id" for device_id, "current_date" for movie_date). The
-    tool's default is what the model meant."""
+    """Whether ``value`` only stands in for one: written as one (``_PLACEHOLDER_FORM``), or
+    the parameter's own name with words such as "your" or "current" ("current_date" for
+    movie_date); in a list, any item. The tool's default is what the model meant."""
+    if isinstance(value, list):
+        return any(_placeholder(item, name) for item in value)
     if not isinstance(value, str):
         return False
+    if _PLACEHOLDER_FORM.search(value.strip()):
+        return True
     words = _words(value)
     return bool(words & _PLACEHOLDER_WORDS) and words <= _words(_spoken(name)) | _PLACEHOLDER_WORDS
 

@@ -58,6 +58,9 @@ def test_numbers_are_read_the_ways_people_write_them() -> None:
     # Periods: "monthly" compounding is 12 a year, "quarterly" 4, "next week" 7 days.
     periods = stated_numbers("compounded monthly, paid quarterly, for the next week")
     assert {12, 4, 7} <= periods
+    # A time unit said alone is one of it: "the past hour" states 3,600 seconds.
+    assert {60, 3600} <= stated_numbers("readings from the past hour")
+    assert 86400 in stated_numbers("over the last day")
     # Digits inside names are not numbers anyone gave.
     assert stated_numbers("TIMEOUT_S2 and v2 and x3") == set()
 
@@ -170,6 +173,11 @@ def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
         "movie_date"
     ]
     assert unasked_options({"song": "Roar", "device_id": "kitchen"}, player, "on kitchen") == []
+    # Written as a stand-in, whatever it names; in a list, any item.
+    sensors = _tool("metric", optional=("serials", "key"))
+    said = "the lowest temperature across all my sensors"
+    stand_ins = {"metric": "temperature", "serials": ["your_sensor_serial"], "key": "<api_key>"}
+    assert unasked_options(stand_ins, sensors, said) == ["serials", "key"]
 
 
 def test_a_number_the_description_keys_to_something_said_is_asked_for() -> None:
