@@ -492,8 +492,11 @@ def _placeholder(value: str | Any, name: str) -> bool:
         return False
     if _PLACEHOLDER_FORM.search(value.strip()):
         return True
-    words = _words(value)
-    return bool(words & _PLACEHOLDER_WORDS) and words <= _words(_spoken(name)) | _PLACEHOLDER_WORDS
+    words, named = _words(value), _words(_spoken(name))
+    # Both kinds of word: "current" alone may be a value (an electric current's metric).
+    return (
+        bool(words & _PLACEHOLDER_WORDS and words & named) and words <= named | _PLACEHOLDER_WORDS
+    )
 
 
 def without_unasked(

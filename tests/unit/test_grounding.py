@@ -173,6 +173,9 @@ def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
         "movie_date"
     ]
     assert unasked_options({"song": "Roar", "device_id": "kitchen"}, player, "on kitchen") == []
+    # A placeholder word alone may be the value: an electric current is a metric.
+    meter = _tool("sensor", optional=("metric",))
+    assert unasked_options({"sensor": "s4", "metric": "current"}, meter, "the current at s4") == []
     # Written as a stand-in, whatever it names; in a list, any item.
     sensors = _tool("metric", optional=("serials", "key"))
     said = "the lowest temperature across all my sensors"
