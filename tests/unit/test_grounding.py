@@ -161,6 +161,15 @@ def test_words_every_request_has_give_no_sign_of_an_option() -> None:
     assert unasked_options(call, order, "five burgers, leave them at the door") == []
 
 
+def test_an_optional_date_is_read_as_the_value_check_reads_one() -> None:
+    """ "2023-03-09" for "on March 9th" was said; a date for "tonight" was not."""
+    weather = _tool("city", optional=("date",))
+    asked = {"city": "Los Angeles", "date": "2023-03-09"}
+    assert unasked_options(asked, weather, "How's the weather in LA on March 9th?") == []
+    guessed = {"city": "Los Angeles", "date": "2023-04-15"}
+    assert unasked_options(guessed, weather, "How's the weather in LA tonight?") == ["date"]
+
+
 def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
     """ "your_device_id" for device_id, "current_date" for movie_date: the model had no value
     and wrote the parameter's name; the tool's default is what it meant."""
