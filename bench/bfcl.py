@@ -221,6 +221,7 @@ async def request_for(
         specs,
         turns,
         max_tokens=AgentSettings.plan_max_tokens,
+        request=question_of(case),
     )
     if free_first_step(case, free_start):
         names = [spec.function.name for spec in specs]

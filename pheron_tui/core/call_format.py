@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pheron_tui.core.grounding import names_a_tool
+from pheron_tui.core.grounding import names_a_tool, options_named
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
 from pheron_tui.core.prompts import (
     legacy_planning_system,
@@ -94,6 +94,24 @@ def call_format(provider: Provider) -> CallFormat:
     return NATIVE if provider.native_tools else LEGACY
 
 
+def with_named_options(specs: list[ToolSpec], request: str) -> list[ToolSpec]:
+    """The specs with each optional parameter the request names an option of made required
+    (``grounding.options_named``): the prompt lists it so and the call's grammar holds the
+    model to setting it."""
+    tightened = []
+    for spec in specs:
+        parameters = spec.function.parameters or {}
+        named = options_named(parameters, request)
+        if named:
+            required = [*(parameters.get("required") or []), *named]
+            function = spec.function.model_copy(
+                update={"parameters": {**parameters, "required": required}}
+            )
+            spec = spec.model_copy(update={"function": function})
+        tightened.append(spec)
+    return tightened
+
+
 def planning_request(
     fmt: CallFormat,
     workspace: Path,
@@ -105,10 +123,14 @@ def planning_request(
     answer_now: bool = False,
     must_call: bool = False,
     instructions: str = "",
+    request: str = "",
 ) -> CompletionRequest:
     """One planning request. Legacy prompts describe the tools in the system prompt; the specs
     still travel so an engine can constrain the CALL to them. ``instructions`` (the project's
-    AGENTS.md, plan mode) follow the system prompt."""
+    AGENTS.md, plan mode) follow the system prompt. On the first step the user's ``request``
+    makes the options it names required (``with_named_options``)."""
+    if step == 1 and request:
+        specs = with_named_options(specs, request)
     system = with_instructions(fmt.system_prompt(workspace, specs), instructions)
     return CompletionRequest(
         messages=[

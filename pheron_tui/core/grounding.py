@@ -208,6 +208,25 @@ def names_a_tool(request: str, tool_names: Iterable[str]) -> bool:
     return False
 
 
+def options_named(parameters: Mapping[str, Any], request: str) -> list[str]:
+    """The optional parameters one of whose own options ``request`` names, every word of it
+    ("Find a comedy movie by Edgar Wright": genre, for its "Comedy"). Asked for a comedy, the
+    1.5B model left the genre out of 12 of the first 400 BFCL live_multiple movie searches;
+    a parameter the request picks an option of is one the call should set."""
+    said = _words(request)
+    required = set(parameters.get("required") or [])
+    named = []
+    for name, schema in (parameters.get("properties") or {}).items():
+        if name in required or not isinstance(schema, dict):
+            continue
+        for option in schema.get("enum") or ():
+            words = re.findall(r"[^\W_]+", option.lower()) if isinstance(option, str) else []
+            if words and all(len(w) >= 3 and _said_as_word(w, said) for w in words):
+                named.append(name)
+                break
+    return named
+
+
 def _said_as_word(word: str, said: set[str]) -> bool:
     """``word`` said as it is or in its plural or singular ("equation", "equations")."""
     return bool({word, f"{word}s", f"{word}es", word.removesuffix("s")} & said)

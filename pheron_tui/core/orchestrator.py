@@ -511,6 +511,7 @@ class Orchestrator:
                 answer_now=answer_now,
                 must_call=must_call,
                 instructions=self._instructions(),
+                request=text,
             )
 
         request = await self._fitted(turn_id, build)

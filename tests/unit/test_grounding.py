@@ -6,15 +6,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from pheron_tui.core.call_format import with_named_options
 from pheron_tui.core.grounding import (
     guessed_names,
     guessed_numbers,
     guessed_values,
     names_a_tool,
+    options_named,
     stated_numbers,
     unasked_options,
     without_unasked,
 )
+from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.core.tools import Tool, ToolContext, ToolResult
 
 
@@ -168,6 +171,26 @@ def test_an_optional_date_is_read_as_the_value_check_reads_one() -> None:
     assert unasked_options(asked, weather, "How's the weather in LA on March 9th?") == []
     guessed = {"city": "Los Angeles", "date": "2023-04-15"}
     assert unasked_options(guessed, weather, "How's the weather in LA tonight?") == ["date"]
+
+
+def test_an_option_the_request_names_makes_its_parameter_one_to_set() -> None:
+    """ "Find a comedy movie": the genre has a "Comedy" option, so the first step's call must
+    set it (the 1.5B model left it out); a word that only starts like one does not count."""
+    movies = {
+        "type": "object",
+        "properties": {
+            "cast": {"type": "string"},
+            "genre": {"type": "string", "enum": ["Comedy", "Comedy-drama", "Drama"]},
+        },
+        "required": ["cast"],
+    }
+    assert options_named(movies, "Find a comedy with Bill Murray") == ["genre"]
+    assert options_named(movies, "Find a movie with Bill Murray") == []
+    assert options_named(movies, "a comic with Bill Murray") == []
+    spec = ToolSpec(function=FunctionSpec(name="find_movies", description="", parameters=movies))
+    [tight] = with_named_options([spec], "a drama with Bill Murray")
+    assert tight.function.parameters["required"] == ["cast", "genre"]
+    assert spec.function.parameters["required"] == ["cast"]  # the registry's own is kept
 
 
 def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
