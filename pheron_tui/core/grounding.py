@@ -511,6 +511,8 @@ _PLACEHOLDER_WORDS = {
 }  # fmt: skip
 
 
+_NO_VALUE = {"default", "none", "null"}
+"""A value that says there is none, or that the default applies: leaving it out says so."""
 _PLACEHOLDER_FORM = re.compile(r"(?i)^(?:your|my)[_-]\w+$|^<[^<>]+>$|^x{3,}$|placeholder")
 """How a stand-in is written whatever it names: ``your_sensor_serial``, ``<api_key>``."""
 
@@ -523,7 +525,7 @@ def _placeholder(value: str | Any, name: str) -> bool:
         return any(_placeholder(item, name) for item in value)
     if not isinstance(value, str):
         return False
-    if _PLACEHOLDER_FORM.search(value.strip()):
+    if _PLACEHOLDER_FORM.search(value.strip()) or value.strip().lower() in _NO_VALUE:
         return True
     words, named = _words(value), _words(_spoken(name))
     # Both kinds of word: "current" alone may be a value (an electric current's metric).

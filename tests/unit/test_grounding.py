@@ -205,6 +205,9 @@ def test_a_placeholder_for_a_value_is_left_to_the_tool() -> None:
         "movie_date"
     ]
     assert unasked_options({"song": "Roar", "device_id": "kitchen"}, player, "on kitchen") == []
+    # A value that says there is none, or that the default applies, says it by being left out.
+    for none in ("default", "None", "null"):
+        assert unasked_options({"song": "Roar", "movie_date": none}, player, said) == ["movie_date"]
     # A placeholder word alone may be the value: an electric current is a metric.
     meter = _tool("sensor", optional=("metric",))
     assert unasked_options({"sensor": "s4", "metric": "current"}, meter, "the current at s4") == []
