@@ -509,15 +509,14 @@ _PLACEHOLDER_WORDS = {
     "your", "my", "the", "current", "default", "placeholder", "example", "sample", "here",
     "value", "insert", "enter",
 }  # fmt: skip
-
-
+"""Words a stand-in wraps around its parameter's name: "your_device_id", "current_date"."""
 _NO_VALUE = {"default", "none", "null"}
 """A value that says there is none, or that the default applies: leaving it out says so."""
 _PLACEHOLDER_FORM = re.compile(r"(?i)^(?:your|my)[_-]\w+$|^<[^<>]+>$|^x{3,}$|placeholder")
 """How a stand-in is written whatever it names: ``your_sensor_serial``, ``<api_key>``."""
 
 
-def _placeholder(value: str | Any, name: str) -> bool:
+def _placeholder(value: Any, name: str) -> bool:
     """Whether ``value`` only stands in for one: written as one (``_PLACEHOLDER_FORM``), or
     the parameter's own name with words such as "your" or "current" ("current_date" for
     movie_date); in a list, any item. The tool's default is what the model meant."""
