@@ -65,7 +65,7 @@ from pheron_tui.core.grounding import guessed_values, without_unasked  # noqa: E
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
 from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
-from pheron_tui.core.parsing import parse_reply  # noqa: E402
+from pheron_tui.core.parsing import distinct_calls, parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
 from pheron_tui.core.tool_fit import fit_share, least_share  # noqa: E402
 from pheron_tui.core.tool_schema import repaired  # noqa: E402
@@ -328,7 +328,7 @@ async def run(args: argparse.Namespace) -> None:
             tried = parsed.kind == "tool_calls" or bool(reply.provider_calls)
             known = {s.function.name for s in specs}
             valid = tried
-            for call in parsed.calls if parsed.kind == "tool_calls" else []:
+            for call in distinct_calls(parsed.calls) if parsed.kind == "tool_calls" else []:
                 if call.error or call.name not in known:
                     valid = False
                     continue

@@ -54,7 +54,13 @@ from pheron_tui.core.limits import (
     DEFAULT_SHELL_TIMEOUT_S,
 )
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
-from pheron_tui.core.parsing import ParsedCall, decode_arguments, parse_reply, typed_calls
+from pheron_tui.core.parsing import (
+    ParsedCall,
+    decode_arguments,
+    distinct_calls,
+    parse_reply,
+    typed_calls,
+)
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
@@ -79,6 +85,7 @@ from pheron_tui.core.task_state import (
     UNSUPPORTED_NUMBER_MESSAGE,
     TaskEnded,
     TaskState,
+    blind_call_message,
     guessed_values_message,
     parrots,
     unfit_call_message,
@@ -420,6 +427,7 @@ class Orchestrator:
             )
             if parsed.kind == "tool_calls":
                 calls.extend(parsed.calls)
+            calls = distinct_calls(calls)
             if calls:
                 await self._run_calls(
                     turn_id,
@@ -740,7 +748,10 @@ class Orchestrator:
             for call_id, call, item in planned
         ]
         self._remember(fmt.assistant_message(reply.answer, prose, reply.think, structured))
-        for call_id, call, item in planned:
+        earlier: list[str] = []  # the tools this reply called before the call at hand
+        for (call_id, call, item), shown in zip(planned, structured, strict=True):
+            before = [name for name in earlier if name != shown.name]
+            earlier.append(shown.name)
             if isinstance(item, str):
                 self.bus.emit(
                     ev.ErrorRaised,
@@ -774,6 +785,11 @@ class Orchestrator:
             # to run the tests it may write one: the user asked for no change, so the write is
             # shown denied, never asked.
             withheld = state.writes_refused if item.tool.risk == "write" else None
+            if withheld is None and before and item.tool.risk != "read":
+                # Several calls in one reply: a change whose arguments were written before
+                # another tool's result was seen (read a file and write it back at once) is
+                # a guess at that result. Shown, not run; the model sees the result first.
+                withheld = (blind_call_message(item.tool.name, before), "order check")
             guessed = self._guessed(item, said, start) if start else []
             if guessed:
                 # Made to call with no tool that fits, a small model calls the nearest one with

@@ -330,6 +330,19 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
     return calls
 
 
+def distinct_calls(calls: list[ParsedCall]) -> list[ParsedCall]:
+    """The calls in order, each only once: a small model making several calls in one reply
+    may write the same one twice, and running it twice tells nobody anything new."""
+    seen: set[str] = set()
+    kept = []
+    for call in calls:
+        key = json.dumps([call.name, call.arguments, call.error], sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            kept.append(call)
+    return kept
+
+
 def typed_calls(
     calls: list[ParsedCall], schemas: Mapping[str, Mapping[str, Any]] | None
 ) -> list[ParsedCall]:

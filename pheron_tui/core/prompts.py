@@ -139,6 +139,8 @@ def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[s
         f"{tool_list}\n\n"
         "To use a tool, reply with exactly one line, for example:\n"
         'CALL(list_dir) WITH {"path": "."}\n'
+        "When the request asks for several things none of which needs another's result, "
+        "write one such line for each, one under the other, in the same reply. "
         "Call a tool only when it does what the request asks; when none of them does, reply "
         "with the answer yourself between <final> and </final>. "
         "Give every required argument, in the format its description asks for, and an "

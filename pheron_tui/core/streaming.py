@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,29 @@ class LoopGuard:
         self._text = [tail]
         self.unit = repeating_tail(tail)
         return self.unit is not None
+
+
+_COMPLETE_CALL = re.compile(r"<tool_call>.*?</tool_call>|CALL\(.*?\n", re.DOTALL)
+"""A call written out to its end: a native block, or a legacy line with its newline."""
+
+
+class RepeatedCallGuard:
+    """Watches a reply's answer text and says when it writes a call it already wrote. A
+    reply may hold several calls; a small model given that room writes the same call line
+    after line, and nothing after the first copy is worth waiting for."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self.repeated = False
+
+    def feed(self, text: str) -> None:
+        self._parts.append(text)
+        if "\n" not in text and ">" not in text:  # no call can have just ended
+            return
+        calls = [
+            " ".join(m.group(0).split()) for m in _COMPLETE_CALL.finditer("".join(self._parts))
+        ]
+        self.repeated = len(calls) != len(set(calls))
 
 
 @dataclass
@@ -155,6 +179,7 @@ async def stream_reply(
     first_token_at: float | None = None
     chunks = 0
     loop = LoopGuard()
+    calls = RepeatedCallGuard()
     reading: PromptProgressChunk | None = None  # the last progress of a prompt being read
 
     def progress(processed: int, total: int) -> None:
@@ -167,6 +192,7 @@ async def stream_reply(
                 deltas.add("think", text)
                 continue
             answer_parts.append(text)
+            calls.feed(text)
             if not show_answer:
                 continue
             visible = hold.feed(text) if hold is not None else text
@@ -190,6 +216,9 @@ async def stream_reply(
                     if loop.feed(chunk.text):
                         # Stop generating: closing the stream stops the engine at once.
                         reply.finish_reason = "loop"
+                        break
+                    if calls.repeated:  # the calls before the copy stand; not an error
+                        reply.finish_reason = "stop"
                         break
                 elif isinstance(chunk, ToolCallChunk):
                     reply.provider_calls.append(chunk)

@@ -3,8 +3,9 @@
 ``ToolCallConstraint`` watches the generated tokens. In ``auto`` mode it leaves everything
 free until the call's start marker has been generated, then allows only tokens that keep the
 call valid for the grammar, until the call is complete, and then lets go again. In
-``required`` mode the reply *starts* with the call. The engines apply the mask their own way
-(``mx.where`` on MLX: llguidance's MLX kernel is Metal-only; ``np.where`` on llama.cpp).
+``required`` mode the reply *starts* with the call, and holds that call or several, one a
+line. The engines apply the mask their own way (``mx.where`` on MLX: llguidance's MLX kernel
+is Metal-only; ``np.where`` on llama.cpp).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # numpy costs ~70 ms to import: not before the first frame
     import numpy as np
 
 from pheron_tui.core.messages import ToolSpec
-from pheron_tui.providers.grammar import START_MARKERS, CallFormat, body_grammar
+from pheron_tui.providers.grammar import MAX_CALLS, START_MARKERS, CallFormat, body_grammar
 
 log = logging.getLogger("pheron_tui.constrain")
 
@@ -143,7 +144,8 @@ def build_constraint(
     if tool_choice == "required":
         # The reply is the call: the start marker becomes part of the grammar.
         lead = f"<[{start_ids[0]}]>" if len(start_ids) == 1 else json.dumps(start)
-        return ToolCallConstraint(lltokenizer, body_grammar(fmt, tools, end, lead), None, eos)
+        grammar = body_grammar(fmt, tools, end, lead, calls=MAX_CALLS)
+        return ToolCallConstraint(lltokenizer, grammar, None, eos)
     return ToolCallConstraint(
         lltokenizer,
         body_grammar(fmt, tools, end),

@@ -35,6 +35,9 @@ START_MARKERS: dict[CallFormat, str] = {
 END_MARKER = "</tool_call>"
 
 _COMPACT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+MAX_CALLS = 8
+"""How many calls a reply that must call may hold: as many as BFCL's parallel questions ask
+for at most, and a stop for a weak model that writes call after call."""
 DEFAULT_MAX_STRING = 500
 DEFAULT_MAX_ITEMS = 50
 """Bounds for strings and arrays whose schema sets none. A weak model otherwise writes one
@@ -114,12 +117,15 @@ def body_grammar(
     end: str = json.dumps(END_MARKER),
     lead: str = "",
     turn_end: str = "",
+    calls: int = 1,
 ) -> str:
     """The grammar for what follows the start marker. ``end`` is how the end marker is
     written: a string literal, or a token reference such as ``<[151658]>`` when the
     tokenizer has it as one token. ``lead`` puts the start marker itself in front (for a
     reply that must be a call), or is ``FREE_LEAD``: free text with calls in it, closed by
-    ``turn_end`` (the model's end-of-turn token, as a reference such as ``<|im_end|>``)."""
+    ``turn_end`` (the model's end-of-turn token, as a reference such as ``<|im_end|>``).
+    ``calls``: with a ``lead``, how many calls the reply may hold, one a line (a request for
+    several things at once); the model may end after any of them."""
     rules: list[str] = []
     alternatives: list[str] = []
     for index, spec in enumerate(tools):
@@ -156,7 +162,8 @@ def body_grammar(
         free = _free_or_calls(fmt, start, turn_end)
         return "%llguidance {}\n" + free + "\n".join(rules) + "\n"
     if lead:
-        start = f"{lead} ({start})"
+        one = f"{lead} ({start})"
+        start = f'{one} ("\\n" {one}){{0,{calls - 1}}}' if calls > 1 else one
     return "%llguidance {}\nstart: " + start + "\n" + "\n".join(rules) + "\n"
 
 

@@ -29,7 +29,7 @@ import httpx
 
 from pheron_tui.core.messages import Chunk, CompletionRequest
 from pheron_tui.core.provider import Progress, ProviderError
-from pheron_tui.providers.grammar import FREE_LEAD, body_grammar
+from pheron_tui.providers.grammar import FREE_LEAD, MAX_CALLS, body_grammar
 from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
 from pheron_tui.providers.openai_compat import OpenAIProvider, ReplyProgress
 from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
@@ -279,7 +279,7 @@ class LlamaCppProvider(OpenAIProvider):
         if request.purpose != "plan":
             return None
         if request.tool_choice == "required":
-            return body_grammar("legacy", request.tools, lead='"CALL("')
+            return body_grammar("legacy", request.tools, lead='"CALL("', calls=MAX_CALLS)
         # Free text under a grammar ends only at a token the grammar names: the end of turn.
         end = self._turn_end
         if not (end.startswith("<") and end.endswith(">") and len(end) > 2):

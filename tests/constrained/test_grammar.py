@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.providers.constrain import build_constraint
-from pheron_tui.providers.grammar import FREE_LEAD, body_grammar, detect_format
+from pheron_tui.providers.grammar import FREE_LEAD, MAX_CALLS, body_grammar, detect_format
 from pheron_tui.tools.builtin import default_registry
 
 from ..mlx.tiny_models import QWEN3_STYLE_TEMPLATE, QWEN35_STYLE_TEMPLATE, _tokenizer
@@ -185,7 +185,9 @@ def test_auto_is_free_until_the_start_marker_then_constrained(tokenizers) -> Non
     assert constraint.masked_tokens == len(body) + 1  # the mask at the marker was asked twice
 
 
-def test_required_starts_with_the_call_and_legacy_then_stops(tokenizers) -> None:
+def test_required_starts_with_the_call_then_ends_or_makes_another(tokenizers) -> None:
+    """A reply that must call holds one call, or several a line each (a request for several
+    things at once), and nothing else: after each call only the end or the next line."""
     hf, lltok = tokenizers
     vocab = len(hf)
     encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
@@ -193,12 +195,21 @@ def test_required_starts_with_the_call_and_legacy_then_stops(tokenizers) -> None
     eos = hf.convert_tokens_to_ids("<|im_end|>")
     constraint = build_constraint(lltok, "legacy", TOOLS, "required", encode, eos, decode)
     sequence = encode("prompt")
-    for token in encode('CALL(list_dir) WITH {"path": "."}'):
-        mask = constraint.allowed(sequence, vocab)
-        assert mask is not None and mask[token]
-        sequence = [*sequence, token]
     mask = constraint.allowed(sequence, vocab)
-    assert mask is not None and mask.sum() == 1 and mask[eos]  # one call, then the reply ends
+    assert mask is not None and not mask[eos] and not mask[encode("Hello")[0]]
+    newline = encode("\n")
+    assert len(newline) == 1
+    for number in range(1, MAX_CALLS + 1):
+        text = ("\n" if number > 1 else "") + f'CALL(list_dir) WITH {{"path": "d{number}"}}'
+        for token in encode(text):
+            mask = constraint.allowed(sequence, vocab)
+            assert mask is not None and mask[token], hf.decode(sequence[-8:])
+            if sequence[-1] == newline[0]:
+                assert not mask[encode("Hello")[0]]  # a line after a call is a call
+            sequence = [*sequence, token]
+        mask = constraint.allowed(sequence, vocab)
+        assert mask is not None and mask[eos] and mask[newline[0]] == (number < MAX_CALLS)
+        assert mask.sum() == (2 if number < MAX_CALLS else 1)  # the end, or the next line
 
 
 def test_names_lark_would_misread_still_make_a_valid_grammar(tokenizers) -> None:

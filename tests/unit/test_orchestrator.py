@@ -836,3 +836,61 @@ async def test_a_command_the_model_writes_is_not_a_guess(workspace) -> None:
     assert [(e.decision, e.by) for e in agent.of("ToolCallDecided")] == [
         ("auto_approved", "policy:all")
     ]
+
+
+async def test_several_calls_in_one_reply_run_in_order_each_once(make_agent, workspace) -> None:
+    """ "Show notes.md and list the files": both reads in one reply run, one after the other;
+    the same call written twice runs once."""
+    read = 'CALL(read_file) WITH {"path": "notes.md"}'
+    listing = 'CALL(list_dir) WITH {"path": "."}'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[f"{read}\n{listing}\n{read}", "<final>Buy milk; two files.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("show notes.md and list the files")
+    assert result.status == "finished"
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "list_dir"]
+    assert [e.ok for e in agent.of("ToolCallFinished")] == [True, True]
+    second = [r for r in agent.provider.requests if r.purpose == "plan"][1]
+    results = [m.content for m in second.messages if "milk" in str(m.content)]
+    assert results and "main.py" in str(second.messages[-1].content)
+
+
+async def test_a_change_made_with_another_tools_call_waits_for_its_result(
+    make_agent, workspace
+) -> None:
+    """Read a file and write it back in one reply: the write was made before the read's
+    result was seen, a guess at it. It is shown denied, not run; the model is told why, and
+    its next write, made after the read, runs. Several writes of one tool are not held."""
+    read = 'CALL(read_file) WITH {"path": "notes.md"}'
+    guess = 'CALL(write_file) WITH {"path": "notes.md", "content": "guessed"}'
+    seen = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[f"{read}\n{guess}", seen, "<final>Changed milk to bread.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("change milk to bread in notes.md")
+    assert result.status == "finished"
+    decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
+    assert ("denied", "order check") in decided
+    text = (workspace / "notes.md").read_text()
+    assert "bread" in text and "guessed" not in text
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("same reply as read_file" in t for t in told)
+
+    first = 'CALL(write_file) WITH {"path": "a.txt", "content": "a"}'
+    second = 'CALL(write_file) WITH {"path": "b.txt", "content": "b"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[f"{first}\n{second}", "<final>Made a.txt and b.txt.</final>"],
+        critic=["PASS: ok"],
+    )
+    await agent.orchestrator.submit("create a.txt containing a and b.txt containing b")
+    assert (workspace / "a.txt").read_text() == "a" and (workspace / "b.txt").read_text() == "b"

@@ -33,6 +33,27 @@ async def test_a_looping_reply_is_cut_off_and_said_so(make_agent) -> None:
     assert any("kept repeating itself" in m and "A: Python" in m for m in errors)
 
 
+async def test_a_reply_that_writes_a_call_again_ends_there_quietly(make_agent) -> None:
+    """Allowed several calls a reply, SmolLM2 wrote `CALL(list_dir) WITH {"path": "."}` line
+    after line until the loop guard cut it off with an error. A call written again ends the
+    reply where it is: the calls before stand, each runs once, and no error is shown."""
+    line = 'CALL(list_dir) WITH {"path": "."}\n'
+    other = 'CALL(read_file) WITH {"path": "notes.md"}\n'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[[line, other, *[line] * 40], "<final>main.py and notes.md.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("list the files here and show notes.md")
+    assert result.status == "finished"
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["list_dir", "read_file"]
+    assert not agent.of("ErrorRaised")
+    second = [r for r in agent.provider.requests if r.purpose == "plan"][1]
+    [said] = [m.content for m in second.messages if m.role == "assistant"]
+    assert said.count("CALL(list_dir)") == 2  # it stopped at the copy
+
+
 def test_repetition_is_found_only_when_it_runs_on() -> None:
     assert repeating_tail("The same sentence again. " * 30) == "The same sentence again. "
     prose = " ".join(f"word{i}" for i in range(300))
