@@ -749,9 +749,9 @@ class Orchestrator:
         ]
         self._remember(fmt.assistant_message(reply.answer, prose, reply.think, structured))
         earlier: list[str] = []  # the tools this reply called before the call at hand
-        for (call_id, call, item), shown in zip(planned, structured, strict=True):
-            before = [name for name in earlier if name != shown.name]
-            earlier.append(shown.name)
+        for (call_id, call, item), made in zip(planned, structured, strict=True):
+            before = [name for name in earlier if name != made.name]
+            earlier.append(made.name)
             if isinstance(item, str):
                 self.bus.emit(
                     ev.ErrorRaised,
