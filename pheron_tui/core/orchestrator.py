@@ -785,7 +785,8 @@ class Orchestrator:
             # to run the tests it may write one: the user asked for no change, so the write is
             # shown denied, never asked.
             withheld = state.writes_refused if item.tool.risk == "write" else None
-            if withheld is None and before and item.tool.risk != "read":
+            deferred = withheld is None and bool(before) and item.tool.risk != "read"
+            if deferred:
                 # Several calls in one reply: a change whose arguments were written before
                 # another tool's result was seen (read a file and write it back at once) is
                 # a guess at that result. Shown, not run; the model sees the result first.
@@ -796,12 +797,12 @@ class Orchestrator:
                 # numbers and names of its own. Nothing the user gave goes in: not run, and the
                 # model answers without it (or asks for the values).
                 withheld = (guessed_values_message(item.tool.name, guessed), "value check")
-                state.answer_now = True
+                state.answer_now, deferred = True, False
             elif start and await self._unfit(item, state.request, start):
                 # Or with the values the user did give: a lawyer search for a security
                 # guard. Not run either.
                 withheld = (unfit_call_message(item.tool.name), "fit check")
-                state.answer_now = True
+                state.answer_now, deferred = True, False
             outcome = await self.executor.run(turn_id, call_id, item, withheld)
             observation = outcome.observation
             state.last_success = key if outcome.ok else None
@@ -815,4 +816,5 @@ class Orchestrator:
             )
             shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
             self._remember(fmt.result_message(call_id, item.tool.name, shown))
-            state.note_outcome(key, outcome.status)
+            if not deferred:  # put off by the agent, not refused: no step towards the limit
+                state.note_outcome(key, outcome.status)

@@ -863,21 +863,28 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
 ) -> None:
     """Read a file and write it back in one reply: the write was made before the read's
     result was seen, a guess at it. It is shown denied, not run; the model is told why, and
-    its next write, made after the read, runs. Several writes of one tool are not held."""
+    its next write, made after the read, runs. Calls put off so are not denials: three of
+    them do not end the task as denied. Several writes of one tool are not held."""
     read = 'CALL(read_file) WITH {"path": "notes.md"}'
     guess = 'CALL(write_file) WITH {"path": "notes.md", "content": "guessed"}'
+    guessed_edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "eggs", "new": "x"}'
+    run = 'CALL(shell_exec) WITH {"command": "cat notes.md"}'
     seen = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
     agent = make_agent(
         policy="all",
         native_tools=False,
         classify=["task"],
-        plan=[f"{read}\n{guess}", seen, "<final>Changed milk to bread.</final>"],
+        plan=[
+            f"{read}\n{guess}\n{guessed_edit}\n{run}",
+            seen,
+            "<final>Changed milk to bread.</final>",
+        ],
         critic=["PASS: ok"],
     )
     result = await agent.orchestrator.submit("change milk to bread in notes.md")
     assert result.status == "finished"
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
-    assert ("denied", "order check") in decided
+    assert decided.count(("denied", "order check")) == 3
     text = (workspace / "notes.md").read_text()
     assert "bread" in text and "guessed" not in text
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
