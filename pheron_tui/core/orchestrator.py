@@ -26,6 +26,7 @@ from pheron_tui.core.call_format import (
     first_step_request,
     planning_request,
 )
+from pheron_tui.core.call_order import CallOrder
 from pheron_tui.core.checkpoints import Checkpointer, TurnRecords
 from pheron_tui.core.context import (
     ContextPart,
@@ -85,7 +86,6 @@ from pheron_tui.core.task_state import (
     UNSUPPORTED_NUMBER_MESSAGE,
     TaskEnded,
     TaskState,
-    blind_call_message,
     guessed_values_message,
     parrots,
     unfit_call_message,
@@ -748,11 +748,10 @@ class Orchestrator:
             for call_id, call, item in planned
         ]
         self._remember(fmt.assistant_message(reply.answer, prose, reply.think, structured))
-        earlier: list[str] = []  # the tools this reply called before the call at hand
-        for (call_id, call, item), made in zip(planned, structured, strict=True):
-            before = [name for name in earlier if name != made.name]
-            earlier.append(made.name)
+        order = CallOrder()
+        for call_id, call, item in planned:
             if isinstance(item, str):
+                order.add(call.name or "invalid_call", None, ok=False)
                 self.bus.emit(
                     ev.ErrorRaised,
                     turn_id,
@@ -780,17 +779,18 @@ class Orchestrator:
                 else:
                     state.answer_now, said = True, REPEATED_CALL_MESSAGE
                 self._remember(fmt.result_message(call_id, item.tool.name, said))
+                order.add(item.tool.name, item.tool.risk, ok=True)
                 continue
             # A small model asked "Which function reverses a string?" may edit the file, told
             # to run the tests it may write one: the user asked for no change, so the write is
             # shown denied, never asked.
             withheld = state.writes_refused if item.tool.risk == "write" else None
-            deferred = withheld is None and bool(before) and item.tool.risk != "read"
-            if deferred:
-                # Several calls in one reply: a change whose arguments were written before
-                # another tool's result was seen (read a file and write it back at once) is
-                # a guess at that result. Shown, not run; the model sees the result first.
-                withheld = (blind_call_message(item.tool.name, before), "order check")
+            waits = None if withheld else order.waits(item.tool.name, item.tool.risk)
+            deferred = waits is not None
+            if waits:
+                # Several calls in one reply: a change written before an earlier call's result
+                # was seen is a guess at it (call_order). Shown, not run; the model sees first.
+                withheld = (waits, "order check")
             guessed = self._guessed(item, said, start) if start else []
             if guessed:
                 # Made to call with no tool that fits, a small model calls the nearest one with
@@ -804,6 +804,7 @@ class Orchestrator:
                 withheld = (unfit_call_message(item.tool.name), "fit check")
                 state.answer_now, deferred = True, False
             outcome = await self.executor.run(turn_id, call_id, item, withheld)
+            order.add(item.tool.name, item.tool.risk, outcome.ok)
             observation = outcome.observation
             state.last_success = key if outcome.ok else None
             if item.tool.risk != "read":

@@ -80,16 +80,6 @@ def unfit_call_message(tool: str) -> str:
     )
 
 
-def blind_call_message(tool: str, before: list[str]) -> str:
-    """What the model is told about a change it made in the same reply as other calls,
-    before their results were there to see."""
-    names = ", ".join(dict.fromkeys(before))
-    return (
-        f"Not run: this {tool} call came in the same reply as {names}, before its result was "
-        f"seen. Read that result; then call {tool} again if it is still needed."
-    )
-
-
 REFUSAL_ECHO_MESSAGE = (
     "That repeats the note about the call that did not run; it is not an answer. Tell the "
     "user in your own words what you did not do and why, and what you found before it, if "

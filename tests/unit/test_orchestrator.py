@@ -901,3 +901,40 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     )
     await agent.orchestrator.submit("create a.txt containing a and b.txt containing b")
     assert (workspace / "a.txt").read_text() == "a" and (workspace / "b.txt").read_text() == "b"
+
+
+async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
+    make_agent, workspace
+) -> None:
+    """"Write square.py and run it": the run needs the write done, not its result, so both
+    run (put off, the 1.5B answered "I did not run it"). After a write that did not go
+    through, the run waits: it would run something other than what the model meant."""
+    write = 'CALL(write_file) WITH {"path": "square.py", "content": "print(12 ** 2)"}'
+    run = 'CALL(shell_exec) WITH {"command": "python3 square.py"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[f"{write}\n{run}", "<final>It prints 144.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("write square.py printing 12 squared, run it")
+    assert result.status == "finished"
+    assert [e.ok for e in agent.of("ToolCallFinished")] == [True, True]
+    assert "144" in agent.of("ToolCallFinished")[1].observation
+
+    (workspace / "main.py").write_text("print('old')\n")  # exists and unread: a create fails
+    write = 'CALL(write_file) WITH {"path": "main.py", "content": "print(1)", "mode": "create"}'
+    run = 'CALL(shell_exec) WITH {"command": "python3 main.py"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[f"{write}\n{run}", "<final>Could not write main.py.</final>"],
+        critic=["PASS: ok"],
+    )
+    await agent.orchestrator.submit("make main.py print 1 and run it")
+    decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
+    assert decided[-1] == ("denied", "order check")
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("did not go through" in t for t in told)
