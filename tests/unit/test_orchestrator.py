@@ -858,6 +858,16 @@ async def test_several_calls_in_one_reply_run_in_order_each_once(make_agent, wor
     assert results and "main.py" in str(second.messages[-1].content)
 
 
+def _calls_agent(make_agent, calls: list[str], *then: str) -> Agent:
+    """An agent whose first planning reply holds ``calls``, a line each, then ``then``: more
+    replies, the last the final answer; every call approved by policy."""
+    *more, answer = then
+    plan = ["\n".join(calls), *more, f"<final>{answer}</final>"]
+    return make_agent(
+        policy="all", native_tools=False, classify=["task"], plan=plan, critic=["PASS: ok"]
+    )
+
+
 async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     make_agent, workspace
 ) -> None:
@@ -870,17 +880,7 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     guessed_edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "eggs", "new": "x"}'
     run = 'CALL(shell_exec) WITH {"command": "cat notes.md"}'
     seen = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
-    agent = make_agent(
-        policy="all",
-        native_tools=False,
-        classify=["task"],
-        plan=[
-            f"{read}\n{guess}\n{guessed_edit}\n{run}",
-            seen,
-            "<final>Changed milk to bread.</final>",
-        ],
-        critic=["PASS: ok"],
-    )
+    agent = _calls_agent(make_agent, [read, guess, guessed_edit, run], seen, "Changed it.")
     result = await agent.orchestrator.submit("change milk to bread in notes.md")
     assert result.status == "finished"
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
@@ -892,13 +892,7 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
 
     first = 'CALL(write_file) WITH {"path": "a.txt", "content": "a"}'
     second = 'CALL(write_file) WITH {"path": "b.txt", "content": "b"}'
-    agent = make_agent(
-        policy="all",
-        native_tools=False,
-        classify=["task"],
-        plan=[f"{first}\n{second}", "<final>Made a.txt and b.txt.</final>"],
-        critic=["PASS: ok"],
-    )
+    agent = _calls_agent(make_agent, [first, second], "Made a.txt and b.txt.")
     await agent.orchestrator.submit("create a.txt containing a and b.txt containing b")
     assert (workspace / "a.txt").read_text() == "a" and (workspace / "b.txt").read_text() == "b"
 
@@ -906,18 +900,12 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
 async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
     make_agent, workspace
 ) -> None:
-    """"Write square.py and run it": the run needs the write done, not its result, so both
+    """ "Write square.py and run it": the run needs the write done, not its result, so both
     run (put off, the 1.5B answered "I did not run it"). After a write that did not go
     through, the run waits: it would run something other than what the model meant."""
     write = 'CALL(write_file) WITH {"path": "square.py", "content": "print(12 ** 2)"}'
     run = 'CALL(shell_exec) WITH {"command": "python3 square.py"}'
-    agent = make_agent(
-        policy="all",
-        native_tools=False,
-        classify=["task"],
-        plan=[f"{write}\n{run}", "<final>It prints 144.</final>"],
-        critic=["PASS: ok"],
-    )
+    agent = _calls_agent(make_agent, [write, run], "It prints 144.")
     result = await agent.orchestrator.submit("write square.py printing 12 squared, run it")
     assert result.status == "finished"
     assert [e.ok for e in agent.of("ToolCallFinished")] == [True, True]
@@ -926,13 +914,7 @@ async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
     (workspace / "main.py").write_text("print('old')\n")  # exists and unread: a create fails
     write = 'CALL(write_file) WITH {"path": "main.py", "content": "print(1)", "mode": "create"}'
     run = 'CALL(shell_exec) WITH {"command": "python3 main.py"}'
-    agent = make_agent(
-        policy="all",
-        native_tools=False,
-        classify=["task"],
-        plan=[f"{write}\n{run}", "<final>Could not write main.py.</final>"],
-        critic=["PASS: ok"],
-    )
+    agent = _calls_agent(make_agent, [write, run], "Could not write main.py.")
     await agent.orchestrator.submit("make main.py print 1 and run it")
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
     assert decided[-1] == ("denied", "order check")
