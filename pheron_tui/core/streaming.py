@@ -96,9 +96,11 @@ class RepeatedCallGuard:
         self._parts.append(text)
         if "\n" not in text and ">" not in text:  # no call can have just ended
             return
-        calls = [
-            " ".join(m.group(0).split()) for m in _COMPLETE_CALL.finditer("".join(self._parts))
-        ]
+        written = "".join(self._parts)
+        self._parts = [written]
+        if "CALL(" not in written and "<tool_call>" not in written:  # prose: nothing to scan
+            return
+        calls = [" ".join(m.group(0).split()) for m in _COMPLETE_CALL.finditer(written)]
         self.repeated = len(calls) != len(set(calls))
 
 
