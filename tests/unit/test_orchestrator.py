@@ -843,12 +843,7 @@ async def test_several_calls_in_one_reply_run_in_order_each_once(make_agent, wor
     the same call written twice runs once."""
     read = 'CALL(read_file) WITH {"path": "notes.md"}'
     listing = 'CALL(list_dir) WITH {"path": "."}'
-    agent = make_agent(
-        native_tools=False,
-        classify=["task"],
-        plan=[f"{read}\n{listing}\n{read}", "<final>Buy milk; two files.</final>"],
-        critic=["PASS: ok"],
-    )
+    agent = _calls_agent(make_agent, [read, listing, read], "Buy milk; two files.")
     result = await agent.orchestrator.submit("show notes.md and list the files")
     assert result.status == "finished"
     assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "list_dir"]
