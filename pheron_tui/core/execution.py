@@ -97,11 +97,14 @@ class ToolExecutor:
         self.settings = settings
         self.seen: dict[Path, tuple[int, int]] = {}
         """The files the model has been shown (``ToolContext.seen``), kept from call to call."""
+        self.warned: set[tuple[str, ...]] = set()
+        """Calls the model was warned about once (``ToolContext.warned``)."""
 
     def forget_files(self) -> None:
         """The conversation no longer holds what the tools showed (rewound, compacted,
         replaced): a file must be read again before it is added to or replaced."""
         self.seen.clear()
+        self.warned.clear()
 
     async def run(
         self,
@@ -124,6 +127,7 @@ class ToolExecutor:
             shell_refusal=self.settings.shell_refusal,
             protected=self.settings.protected_paths,
             seen=self.seen,
+            warned=self.warned,
         )
         try:
             assessment = tool.assess(args, context)

@@ -45,6 +45,9 @@ class ToolContext:
     each with its (mtime_ns, size) then. Adding to a file or replacing it needs it seen as it
     is now: written blind, a small model appended a second copy of a function, or a script,
     to a file it had never looked at."""
+    warned: set[tuple[str, ...]] = field(default_factory=set)
+    """Calls the model was warned about once (an overwrite that drops most of a file), each
+    as a key its tool makes: the same call made again goes ahead."""
 
 
 @dataclass

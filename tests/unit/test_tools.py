@@ -37,10 +37,19 @@ _SEEN: dict[Path, dict] = {}
 """Per workspace, the files read or written by earlier calls: one session per workspace."""
 
 
+_WARNED: dict[Path, set] = {}
+"""Per workspace, the calls held back once (``ToolContext.warned``)."""
+
+
 async def call(ws: Path, name: str, **arguments):
     registry = default_registry()
     prepared = registry.prepare(name, arguments)
-    context = ToolContext(workspace=ws, shell_timeout_s=5, seen=_SEEN.setdefault(ws, {}))
+    context = ToolContext(
+        workspace=ws,
+        shell_timeout_s=5,
+        seen=_SEEN.setdefault(ws, {}),
+        warned=_WARNED.setdefault(ws, set()),
+    )
     return await prepared.tool.run(prepared.args, context)
 
 
@@ -347,10 +356,41 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert not kept.ok and "def flip" not in kept.observation  # seen as it is: not shown again
     replaced = await call(
         workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
-    )  # what it wrote itself it knows
+    )  # what it wrote itself it knows; dropping most of it is asked about once (below)
+    assert not replaced.ok and "lose these" in replaced.observation
+    replaced = await call(
+        workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
+    )
     assert replaced.ok and (workspace / "utils.py").read_text() == "x = 1\n"
     fresh = await call(workspace, "write_file", path="new.md", content="hi", mode="append")
     assert fresh.ok and (workspace / "new.md").read_text() == "hi"
+
+
+async def test_an_overwrite_that_drops_most_of_a_file_is_held_back_once(workspace: Path) -> None:
+    """Asked to change TIMEOUT_S to 60, the 1.5B model replaced config.py with that one line
+    and the other setting was gone. Such a call is told what it would lose and left undone;
+    made again unchanged, it goes ahead. A rewrite that keeps the file's length does not wait."""
+    config = workspace / "config.py"
+    before = "TIMEOUT_S = 30\nRETRIES = 3\nNAME = 'svc'\n"
+    config.write_text(before)
+    await call(workspace, "read_file", path="config.py")
+    held = await call(
+        workspace, "write_file", path="config.py", content="TIMEOUT_S = 60\n", mode="overwrite"
+    )
+    assert not held.ok and config.read_text() == before
+    assert "  RETRIES = 3\n  NAME = 'svc'\n" in held.observation
+    assert "edit_file" in held.observation and "same arguments" in held.observation
+    other = await call(
+        workspace, "write_file", path="config.py", content="TIMEOUT_S = 61\n", mode="overwrite"
+    )
+    assert not other.ok and config.read_text() == before  # another call is asked about anew
+    again = await call(
+        workspace, "write_file", path="config.py", content="TIMEOUT_S = 60\n", mode="overwrite"
+    )
+    assert again.ok and config.read_text() == "TIMEOUT_S = 60\n"
+    rewrite = "TIMEOUT_S = 90\nRETRIES = 5\nNAME = 'api'\n"
+    whole = await call(workspace, "write_file", path="config.py", content=rewrite, mode="overwrite")
+    assert whole.ok and config.read_text() == rewrite
 
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
