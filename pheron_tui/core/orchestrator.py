@@ -418,7 +418,12 @@ class Orchestrator:
                 # The note is ours, addressed to the model; handed to the user as an answer
                 # or a question, it says nothing they did not just do themselves.
                 state.refusal_echoed = True
-                self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
+                undone = None if answer_now else state.undone_order()
+                if undone:  # put off by the agent, not refused: the order is still to carry out
+                    state.told_to_act = True
+                    self._send_back(state, reply, undone)
+                else:
+                    self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -815,6 +820,8 @@ class Orchestrator:
             state.steps.append(
                 Step(item.tool.name, item.arguments, item.tool.risk, outcome.status, observation)
             )
+            if deferred:
+                state.put_off.add(len(state.steps) - 1)
             shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
             self._remember(fmt.result_message(call_id, item.tool.name, shown))
             if not deferred:  # put off by the agent, not refused: no step towards the limit

@@ -135,6 +135,9 @@ class TaskEnded(Exception):
 class TaskState:
     request: str
     steps: list[Step] = field(default_factory=list)
+    put_off: set[int] = field(default_factory=set)
+    """The steps (indices into ``steps``) the agent put off unrun (``call_order``): guesses
+    at results not yet seen, not attempts."""
     """Every call run or refused, for the critic."""
     last_failure: tuple[str, str] | None = None
     failure_streak: int = 0
@@ -216,19 +219,28 @@ class TaskState:
         result the answer may be reporting ("calc.py does not exist")."""
         if self.told_to_act or self.last_failed:
             return None
-        if self.orders_change and all(step.risk == "read" for step in self.steps):
+        # A change the agent put off was never tried: read calc.py, then edited it blind in
+        # the same reply, the 1.5B model answered with the note about the put-off edit.
+        tried = [step for n, step in enumerate(self.steps) if n not in self.put_off]
+        if self.orders_change and all(step.risk == "read" for step in tried):
             return UNDONE_CHANGE_MESSAGE
-        if self.orders_run and not any(step.risk == "execute" for step in self.steps):
+        if self.orders_run and not any(step.risk == "execute" for step in tried):
             return UNDONE_RUN_MESSAGE
         return None
 
     def echoes_refusal(self, answer: str) -> bool:
         """Whether ``answer`` only repeats what the model was told about its latest call,
         one that was not allowed to run: after a denial the 1.5B model answered "The user
-        denied this call; it did not run." Once per task."""
-        if self.refusal_echoed or not self.steps or self.steps[-1].status != "denied":
+        denied this call; it did not run." Once per task. Several calls of one reply may
+        each have been stopped: the note about any of them counts."""
+        if self.refusal_echoed:
             return False
-        return parrots(answer, self.steps[-1].output)
+        for step in reversed(self.steps):
+            if step.status != "denied":
+                return False
+            if parrots(answer, step.output):
+                return True
+        return False
 
     def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,

@@ -892,6 +892,29 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     assert (workspace / "a.txt").read_text() == "a" and (workspace / "b.txt").read_text() == "b"
 
 
+async def test_an_order_whose_changes_were_all_put_off_is_not_answered_with_the_note(
+    make_agent, workspace
+) -> None:
+    """ "Fix the bug": the 1.5B model read two files and, in the same reply, edited blind and
+    ran the tests. The edit and the run were put off; the model then answered with the note
+    about the edit, and the task ended with nothing fixed. Put off is not tried: it is told
+    to make the change, and does."""
+    read = 'CALL(read_file) WITH {"path": "notes.md"}'
+    guessed_edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "eggs", "new": "x"}'
+    run = 'CALL(shell_exec) WITH {"command": "cat notes.md"}'
+    echo = (
+        "The edit_file call came in the same reply as read_file, before its result was seen. "
+        "Read that result; then call edit_file again if it is still needed."
+    )
+    edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
+    agent = _calls_agent(make_agent, [read, guessed_edit, run], echo, edit, "Changed it.")
+    result = await agent.orchestrator.submit("change milk to bread in notes.md")
+    assert result.answer == "Changed it."
+    assert "bread" in (workspace / "notes.md").read_text()
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("nothing has been written, edited or run yet" in t for t in told)
+
+
 async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
     make_agent, workspace
 ) -> None:
