@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from abc import abstractmethod
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -18,6 +16,7 @@ from pheron_tui.tools.files import (
     resolve_path,
     write_atomic,
 )
+from pheron_tui.tools.overwrite_guard import Overwrite
 from pheron_tui.tools.path_tool import (
     MAX_EDIT_BYTES,
     PATH_CHARS,
@@ -130,8 +129,11 @@ class WriteFile(_TextFileTool):
                 return FileChange(shown, None, args.content, target)  # replaced whole, not shown
             return ToolResult(ok=False, observation=f"{shown} is not UTF-8 text; it is unchanged")
         if args.mode == "overwrite":
-            if warning := _overwrite_warning(ctx, path, shown, text, args.content):
-                return warning
+            overwrite = Overwrite(text, args.content)
+            key = overwrite.key(str(path), file_stamp(path))
+            if held := overwrite.held(shown, key in ctx.warned):
+                ctx.warned.add(key)
+                return ToolResult(ok=False, observation=held)
             return FileChange(shown, text, args.content, target)
         gap = "" if not text or text.endswith("\n") else "\n"
         return FileChange(shown, text, text + gap + args.content, target)
@@ -148,41 +150,6 @@ class WriteFile(_TextFileTool):
             said = f"appended {added} bytes to {plan.path} (now {len(data)} bytes)"
             return ToolResult(ok=True, observation=said)
         return ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {plan.path}")
-
-
-LOST_LINES_SHOWN = 5
-
-
-def _overwrite_warning(
-    ctx: ToolContext, path: Path, shown: str, old: str, new: str
-) -> ToolResult | None:
-    """Why an overwrite that drops most of a file is held back once, or None to let it go.
-
-    Asked to change one value in a two-line config, the 1.5B model replaced the file with
-    the one changed line (under ``--approve all`` nobody saw the diff). A replacement that
-    is shorter than the file and keeps under half of its lines is told what it would lose;
-    made again unchanged, it goes ahead (a whole rewrite is sometimes what was asked)."""
-    old_lines = [line.strip() for line in old.splitlines() if line.strip()]
-    new_lines = [line.strip() for line in new.splitlines() if line.strip()]
-    kept = set(new_lines)
-    lost = [line for line in old_lines if line not in kept]
-    if len(old_lines) < 2 or len(new_lines) >= len(old_lines) or 2 * len(lost) <= len(old_lines):
-        return None
-    key = ("overwrite", str(path), str(file_stamp(path)), hashlib.sha256(new.encode()).hexdigest())
-    if key in ctx.warned:
-        return None
-    ctx.warned.add(key)
-    listed = "\n".join(f"  {line}" for line in lost[:LOST_LINES_SHOWN])
-    more = len(lost) - LOST_LINES_SHOWN
-    if more > 0:
-        listed += f"\n  ({more} more)"
-    return ToolResult(
-        ok=False,
-        observation=f"{shown} is unchanged: this would replace its {len(old_lines)} lines "
-        f"with {len(new_lines)} and lose these:\n{listed}\nTo change part of the file, use "
-        "edit_file with text copied exactly from it; to replace the whole file after all, "
-        "call write_file again with the same arguments.",
-    )
 
 
 async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> ToolResult:

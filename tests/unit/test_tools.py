@@ -366,31 +366,61 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert fresh.ok and (workspace / "new.md").read_text() == "hi"
 
 
-async def test_an_overwrite_that_drops_most_of_a_file_is_held_back_once(workspace: Path) -> None:
+async def test_an_overwrite_with_part_of_a_file_changed_is_shown_as_the_edit_it_means(
+    workspace: Path,
+) -> None:
     """Asked to change TIMEOUT_S to 60, the 1.5B model replaced config.py with that one line
-    and the other setting was gone. Such a call is told what it would lose and left undone;
-    made again unchanged, it goes ahead. A rewrite that keeps the file's length does not wait."""
+    and the other settings were gone; told once what it would lose, it made the same call
+    again. A "whole file" that is some of the file's lines with one changed is an edit: it
+    never goes ahead, and the model is shown the edit_file call that makes it."""
     config = workspace / "config.py"
-    before = "TIMEOUT_S = 30\nRETRIES = 3\nNAME = 'svc'\n"
+    before = "MAX_ITEMS = 50\nTIMEOUT_S = 30\nNAME = 'svc'\n"
+    config.write_text(before)
+    await call(workspace, "read_file", path="config.py")
+    for _ in range(2):
+        held = await call(
+            workspace, "write_file", path="config.py", content="TIMEOUT_S = 60", mode="overwrite"
+        )
+        assert not held.ok and config.read_text() == before
+        assert (
+            'edit_file {"path": "config.py", "old": "TIMEOUT_S = 30", "new": "TIMEOUT_S = 60"}'
+            in held.observation
+        )
+    edited = await call(
+        workspace, "edit_file", path="config.py", old="TIMEOUT_S = 30", new="TIMEOUT_S = 60"
+    )
+    assert edited.ok and config.read_text() == before.replace("30", "60")
+
+
+async def test_an_overwrite_that_drops_most_of_a_file_is_held_back_once(workspace: Path) -> None:
+    """Any other replacement shorter than the file that keeps under half of it is told which
+    lines it would lose; the same call made again goes ahead (a whole rewrite is sometimes
+    what was asked). A rewrite that keeps the file's length does not wait."""
+    config = workspace / "config.py"
+    before = "MAX_ITEMS = 50\nTIMEOUT_S = 30\nNAME = 'svc'\n"
     config.write_text(before)
     await call(workspace, "read_file", path="config.py")
     held = await call(
-        workspace, "write_file", path="config.py", content="TIMEOUT_S = 60\n", mode="overwrite"
+        workspace, "write_file", path="config.py", content="# cleared\n", mode="overwrite"
     )
     assert not held.ok and config.read_text() == before
-    assert "  RETRIES = 3\n  NAME = 'svc'\n" in held.observation
-    assert "edit_file" in held.observation and "same arguments" in held.observation
+    assert "  MAX_ITEMS = 50\n  TIMEOUT_S = 30\n  NAME = 'svc'\n" in held.observation
+    assert "same arguments" in held.observation
     other = await call(
-        workspace, "write_file", path="config.py", content="TIMEOUT_S = 61\n", mode="overwrite"
+        workspace, "write_file", path="config.py", content="# emptied\n", mode="overwrite"
     )
     assert not other.ok and config.read_text() == before  # another call is asked about anew
     again = await call(
-        workspace, "write_file", path="config.py", content="TIMEOUT_S = 60\n", mode="overwrite"
+        workspace, "write_file", path="config.py", content="# cleared\n", mode="overwrite"
     )
-    assert again.ok and config.read_text() == "TIMEOUT_S = 60\n"
-    rewrite = "TIMEOUT_S = 90\nRETRIES = 5\nNAME = 'api'\n"
-    whole = await call(workspace, "write_file", path="config.py", content=rewrite, mode="overwrite")
-    assert whole.ok and config.read_text() == rewrite
+    assert again.ok and config.read_text() == "# cleared\n"
+    rewrite = "LIMIT = 9\nRETRIES = 5\n"
+    config.write_text(before)
+    await call(workspace, "read_file", path="config.py")
+    whole = await call(
+        workspace, "write_file", path="config.py", content=rewrite + "DEBUG = 1\n", mode="overwrite"
+    )
+    assert whole.ok and config.read_text() == rewrite + "DEBUG = 1\n"
 
 
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
