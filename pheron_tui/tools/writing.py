@@ -16,7 +16,6 @@ from pheron_tui.tools.files import (
     resolve_path,
     write_atomic,
 )
-from pheron_tui.tools.overwrite_guard import Overwrite
 from pheron_tui.tools.path_tool import (
     MAX_EDIT_BYTES,
     PATH_CHARS,
@@ -32,6 +31,7 @@ from pheron_tui.tools.path_tool import (
     seen_as_is,
 )
 from pheron_tui.tools.reading import as_read
+from pheron_tui.tools.write_guard import Overwrite, redefined
 
 
 class _TextFileTool(PathTool):
@@ -104,11 +104,16 @@ class WriteFile(_TextFileTool):
             # Overwriting is not offered here: a small model takes one of the ways it is
             # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
             # function it was asked to add. A whole rewrite is still in the tool's schema.
+            told = redefined(
+                target, shown, old.decode("utf-8", errors="replace"), args.content
+            ) or (
+                'To add to its end, call write_file again with "mode": "append"; to change '
+                "part of it, use edit_file with text copied exactly from the file."
+            )
             return ToolResult(
                 ok=False,
                 observation=f"{shown} already exists ({size:,} bytes); it is unchanged.{now}"
-                'To add to its end, call write_file again with "mode": "append"; to change '
-                "part of it, use edit_file with text copied exactly from the file.",
+                + _sentence(told.removeprefix(f"{shown} is unchanged: ")),
             )
         if not seen:
             return ToolResult(
@@ -135,6 +140,8 @@ class WriteFile(_TextFileTool):
                 ctx.warned.add(key)
                 return ToolResult(ok=False, observation=held)
             return FileChange(shown, text, args.content, target)
+        if again := redefined(target, shown, text, args.content):
+            return ToolResult(ok=False, observation=again)
         gap = "" if not text or text.endswith("\n") else "\n"
         return FileChange(shown, text, text + gap + args.content, target)
 
@@ -150,6 +157,11 @@ class WriteFile(_TextFileTool):
             said = f"appended {added} bytes to {plan.path} (now {len(data)} bytes)"
             return ToolResult(ok=True, observation=said)
         return ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {plan.path}")
+
+
+def _sentence(text: str) -> str:
+    """``text`` with its first letter a capital (``str.capitalize`` lowers all the rest)."""
+    return text[:1].upper() + text[1:]
 
 
 async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> ToolResult:

@@ -392,6 +392,52 @@ async def test_an_overwrite_with_part_of_a_file_changed_is_shown_as_the_edit_it_
     assert edited.ok and config.read_text() == before.replace("30", "60")
 
 
+async def test_adding_to_a_python_file_what_it_defines_is_shown_as_the_edit_it_means(
+    workspace: Path,
+) -> None:
+    """Asked for a docstring on add, the 1.5B model appended a second ``def add`` to calc.py
+    (told on its "create" that the file exists, it took "append"). A definition the file
+    already holds is not added again: the model is shown the edit_file call that changes it.
+    New definitions, and other kinds of files, are added as before."""
+    calc = workspace / "calc.py"
+    before = "def add(a, b):\n    return a + b\n\n\ndef average(xs):\n    return sum(xs)\n"
+    calc.write_text(before)
+    documented = 'def add(a, b):\n    """Add a and b."""\n    return a + b'
+    created = await call(workspace, "write_file", path="calc.py", content=documented)
+    expected = (
+        'edit_file {"path": "calc.py", "old": "def add(a, b):\\n    return a + b", '
+        '"new": "def add(a, b):\\n    \\"\\"\\"Add a and b.\\"\\"\\"\\n    return a + b"}'
+    )
+    assert not created.ok and expected in created.observation
+    assert "append" not in created.observation
+    appended = await call(
+        workspace, "write_file", path="calc.py", content=documented, mode="append"
+    )
+    assert not appended.ok and expected in appended.observation and calc.read_text() == before
+    same = await call(
+        workspace, "write_file", path="calc.py", content="def add(a, b):\n    return a + b\n",
+        mode="append",
+    )  # fmt: skip
+    assert not same.ok and "nothing to add" in same.observation
+    edited = await call(
+        workspace, "edit_file", path="calc.py", old="def add(a, b):\n    return a + b",
+        new=documented,
+    )  # fmt: skip
+    assert edited.ok and calc.read_text() == before.replace(
+        "return a + b", '"""Add a and b."""\n    return a + b'
+    )
+    added = await call(
+        workspace, "write_file", path="calc.py", content="\ndef twice(x):\n    return 2 * x\n",
+        mode="append",
+    )  # fmt: skip
+    assert added.ok and calc.read_text().endswith("def twice(x):\n    return 2 * x\n")
+    notes = workspace / "notes.md"
+    notes.write_text("name: a\n")
+    await call(workspace, "read_file", path="notes.md")
+    more = await call(workspace, "write_file", path="notes.md", content="name: b\n", mode="append")
+    assert more.ok and notes.read_text() == "name: a\nname: b\n"
+
+
 async def test_an_overwrite_that_drops_most_of_a_file_is_held_back_once(workspace: Path) -> None:
     """Any other replacement shorter than the file that keeps under half of it is told which
     lines it would lose; the same call made again goes ahead (a whole rewrite is sometimes
