@@ -9,6 +9,7 @@ the two lives here, so the turn itself never asks which one it speaks.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,14 @@ class CallFormat:
             reasoning_content=think or None,
             tool_calls=[] if self.legacy else calls,
         )
+
+    def written_calls(self, prose: str, calls: Sequence[ToolCall]) -> str:
+        """A reply as if the model had written only ``calls`` after ``prose``: the text a
+        legacy history keeps (a native one keeps the calls beside the prose)."""
+        if not self.legacy:
+            return prose
+        lines = [f"{LEGACY_CALL_START}{c.name}) WITH {json.dumps(c.arguments)}" for c in calls]
+        return "\n".join(part for part in (prose.strip(), *lines) if part)
 
     def result_message(self, call_id: str, tool: str, content: str) -> Message:
         """A call's result. Native results are tool messages even for a call that could not

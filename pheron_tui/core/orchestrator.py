@@ -137,6 +137,20 @@ class RewindError(PheronError, ValueError):
     """A rewind or compaction that cannot be done; the message says why."""
 
 
+@dataclass
+class _ReplyRun:
+    """One reply's calls as they run: what the model will be told, and which calls wait."""
+
+    fmt: CallFormat
+    said: str
+    """What was said before the reply's calls, where their values must come from."""
+    start: FirstStep | None
+    order: CallOrder = field(default_factory=CallOrder)
+    results: list[Message] = field(default_factory=list)
+    put_off: set[int] = field(default_factory=set)
+    """The calls (their places in the reply) put off to the next step (``call_order``)."""
+
+
 class Orchestrator:
     def __init__(
         self,
@@ -418,12 +432,7 @@ class Orchestrator:
                 # The note is ours, addressed to the model; handed to the user as an answer
                 # or a question, it says nothing they did not just do themselves.
                 state.refusal_echoed = True
-                undone = None if answer_now else state.undone_order()
-                if undone:  # put off by the agent, not refused: the order is still to carry out
-                    state.told_to_act = True
-                    self._send_back(state, reply, undone)
-                else:
-                    self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
+                self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -752,77 +761,100 @@ class Orchestrator:
             )
             for call_id, call, item in planned
         ]
-        self._remember(fmt.assistant_message(reply.answer, prose, reply.think, structured))
-        order = CallOrder()
-        for call_id, call, item in planned:
-            if isinstance(item, str):
-                order.add(call.name or "invalid_call", None, ok=False)
-                self.bus.emit(
-                    ev.ErrorRaised,
-                    turn_id,
-                    message=f"the model's tool call was not run: {item}",
-                    recoverable=True,
-                    kind="tool_call",
-                )
-                self._remember(
-                    fmt.result_message(call_id, call.name or "invalid_call", fmt.call_error(item))
-                )
-                state.note_outcome(("malformed", item), "failed")
-                continue
-            key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
-            if key == state.last_success or key in state.reads_done:
-                # Small models loop on a call that already worked, or between two reads
-                # (read, search, read, search…). Running it again tells them nothing new;
-                # saying so, and asking for the answer, does. Not an error the user has to
-                # read: the answer follows.
-                log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
-                undone = state.undone_order()
-                if undone:
-                    # Reading round and round instead of doing what was ordered.
-                    state.told_to_act = state.must_call = True
-                    said = f"{ALREADY_CALLED} {undone}"
-                else:
-                    state.answer_now, said = True, REPEATED_CALL_MESSAGE
-                self._remember(fmt.result_message(call_id, item.tool.name, said))
-                order.add(item.tool.name, item.tool.risk, ok=True)
-                continue
-            # A small model asked "Which function reverses a string?" may edit the file, told
-            # to run the tests it may write one: the user asked for no change, so the write is
-            # shown denied, never asked.
-            withheld = state.writes_refused if item.tool.risk == "write" else None
-            waits = None if withheld else order.waits(item.tool.name, item.tool.risk)
-            deferred = waits is not None
-            if waits:
-                # Several calls in one reply: a change written before an earlier call's result
-                # was seen is a guess at it (call_order). Shown, not run; the model sees first.
-                withheld = (waits, "order check")
-            guessed = self._guessed(item, said, start) if start else []
-            if guessed:
-                # Made to call with no tool that fits, a small model calls the nearest one with
-                # numbers and names of its own. Nothing the user gave goes in: not run, and the
-                # model answers without it (or asks for the values).
-                withheld = (guessed_values_message(item.tool.name, guessed), "value check")
-                state.answer_now, deferred = True, False
-            elif start and await self._unfit(item, state.request, start):
-                # Or with the values the user did give: a lawyer search for a security
-                # guard. Not run either.
-                withheld = (unfit_call_message(item.tool.name), "fit check")
-                state.answer_now, deferred = True, False
-            outcome = await self.executor.run(turn_id, call_id, item, withheld)
-            order.add(item.tool.name, item.tool.risk, outcome.ok)
-            observation = outcome.observation
-            state.last_success = key if outcome.ok else None
-            if item.tool.risk != "read":
-                state.reads_done.clear()
-            elif outcome.ok:
-                state.reads_done.add(key)
-            state.last_result = (item.tool.name, observation)
-            state.steps.append(
-                Step(item.tool.name, item.arguments, item.tool.risk, outcome.status, observation)
+        run = _ReplyRun(fmt, said, start)
+        try:
+            for number, (call_id, call, item) in enumerate(planned):
+                await self._run_planned(turn_id, state, run, number, call_id, call, item)
+        finally:
+            # The reply is remembered after its calls ran, without those put off: shown to the
+            # user, but to the model as if never written (told of them, the 1.5B model wrote
+            # the same guessed edits again, or answered with the note).
+            kept = [call for n, call in enumerate(structured) if n not in run.put_off]
+            answer = fmt.written_calls(prose, kept) if run.put_off else reply.answer
+            self._remember(fmt.assistant_message(answer, prose, reply.think, kept))
+            for message in run.results:
+                self._remember(message)
+
+    async def _run_planned(
+        self,
+        turn_id: int,
+        state: TaskState,
+        run: _ReplyRun,
+        number: int,
+        call_id: str,
+        call: ParsedCall,
+        item: PreparedCall | str,
+    ) -> None:
+        """Run the reply's call ``number`` (or report why it cannot run)."""
+        fmt, said, start, order = run.fmt, run.said, run.start, run.order
+        if isinstance(item, str):
+            order.add(call.name or "invalid_call", None, ok=False)
+            self.bus.emit(
+                ev.ErrorRaised,
+                turn_id,
+                message=f"the model's tool call was not run: {item}",
+                recoverable=True,
+                kind="tool_call",
             )
-            if deferred:
-                state.put_off.add(len(state.steps) - 1)
-            shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
-            self._remember(fmt.result_message(call_id, item.tool.name, shown))
-            if not deferred:  # put off by the agent, not refused: no step towards the limit
-                state.note_outcome(key, outcome.status)
+            run.results.append(
+                fmt.result_message(call_id, call.name or "invalid_call", fmt.call_error(item))
+            )
+            state.note_outcome(("malformed", item), "failed")
+            return
+        key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
+        if key == state.last_success or key in state.reads_done:
+            # Small models loop on a call that already worked, or between two reads
+            # (read, search, read, search…). Running it again tells them nothing new;
+            # saying so, and asking for the answer, does. Not an error the user has to
+            # read: the answer follows.
+            log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
+            undone = state.undone_order()
+            if undone:
+                # Reading round and round instead of doing what was ordered.
+                state.told_to_act = state.must_call = True
+                note = f"{ALREADY_CALLED} {undone}"
+            else:
+                state.answer_now, note = True, REPEATED_CALL_MESSAGE
+            run.results.append(fmt.result_message(call_id, item.tool.name, note))
+            order.add(item.tool.name, item.tool.risk, ok=True)
+            return
+        # A small model asked "Which function reverses a string?" may edit the file, told
+        # to run the tests it may write one: the user asked for no change, so the write is
+        # shown denied, never asked.
+        withheld = state.writes_refused if item.tool.risk == "write" else None
+        waits = None if withheld else order.waits(item.tool.name, item.tool.risk)
+        deferred = waits is not None
+        if waits:
+            # Several calls in one reply: a change written before an earlier call's result
+            # was seen is a guess at it (call_order). Shown, not run; the model sees first.
+            withheld = (waits, "order check")
+        guessed = self._guessed(item, said, start) if start else []
+        if guessed:
+            # Made to call with no tool that fits, a small model calls the nearest one with
+            # numbers and names of its own. Nothing the user gave goes in: not run, and the
+            # model answers without it (or asks for the values).
+            withheld = (guessed_values_message(item.tool.name, guessed), "value check")
+            state.answer_now, deferred = True, False
+        elif start and await self._unfit(item, state.request, start):
+            # Or with the values the user did give: a lawyer search for a security
+            # guard. Not run either.
+            withheld = (unfit_call_message(item.tool.name), "fit check")
+            state.answer_now, deferred = True, False
+        outcome = await self.executor.run(turn_id, call_id, item, withheld)
+        order.add(item.tool.name, item.tool.risk, outcome.ok)
+        if deferred:
+            run.put_off.add(number)  # not a step: the model does not see it
+            return
+        observation = outcome.observation
+        state.last_success = key if outcome.ok else None
+        if item.tool.risk != "read":
+            state.reads_done.clear()
+        elif outcome.ok:
+            state.reads_done.add(key)
+        state.last_result = (item.tool.name, observation)
+        state.steps.append(
+            Step(item.tool.name, item.arguments, item.tool.risk, outcome.status, observation)
+        )
+        shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
+        run.results.append(fmt.result_message(call_id, item.tool.name, shown))
+        state.note_outcome(key, outcome.status)

@@ -135,9 +135,6 @@ class TaskEnded(Exception):
 class TaskState:
     request: str
     steps: list[Step] = field(default_factory=list)
-    put_off: set[int] = field(default_factory=set)
-    """The steps (indices into ``steps``) the agent put off unrun (``call_order``): guesses
-    at results not yet seen, not attempts."""
     """Every call run or refused, for the critic."""
     last_failure: tuple[str, str] | None = None
     failure_streak: int = 0
@@ -219,12 +216,9 @@ class TaskState:
         result the answer may be reporting ("calc.py does not exist")."""
         if self.told_to_act or self.last_failed:
             return None
-        # A change the agent put off was never tried: read calc.py, then edited it blind in
-        # the same reply, the 1.5B model answered with the note about the put-off edit.
-        tried = [step for n, step in enumerate(self.steps) if n not in self.put_off]
-        if self.orders_change and all(step.risk == "read" for step in tried):
+        if self.orders_change and all(step.risk == "read" for step in self.steps):
             return UNDONE_CHANGE_MESSAGE
-        if self.orders_run and not any(step.risk == "execute" for step in tried):
+        if self.orders_run and not any(step.risk == "execute" for step in self.steps):
             return UNDONE_RUN_MESSAGE
         return None
 

@@ -867,9 +867,10 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     make_agent, workspace
 ) -> None:
     """Read a file and write it back in one reply: the write was made before the read's
-    result was seen, a guess at it. It is shown denied, not run; the model is told why, and
-    its next write, made after the read, runs. Calls put off so are not denials: three of
-    them do not end the task as denied. Several writes of one tool are not held."""
+    result was seen, a guess at it. It is shown denied, not run, and the model sees its reply
+    as if it had stopped after the read (told of the put-off calls, the 1.5B model wrote them
+    again); its next write, made after the read, runs. Calls put off so are not denials:
+    three of them do not end the task as denied. Several writes of one tool are not held."""
     read = 'CALL(read_file) WITH {"path": "notes.md"}'
     guess = 'CALL(write_file) WITH {"path": "notes.md", "content": "guessed"}'
     guessed_edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "eggs", "new": "x"}'
@@ -882,8 +883,15 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     assert decided.count(("denied", "order check")) == 3
     text = (workspace / "notes.md").read_text()
     assert "bread" in text and "guessed" not in text
-    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
-    assert any("same reply as read_file" in t for t in told)
+    second = [r for r in agent.provider.requests if r.purpose == "plan"][1]
+    seen_reply = [m for m in second.messages if m.role == "assistant"][-1]
+    assert seen_reply.content == read and "buy milk" in str(second.messages[-1].content)
+    assert not any(
+        "guessed" in str(m.content) or "Not run" in str(m.content) for m in second.messages
+    )
+    judged = next(r for r in agent.provider.requests if r.purpose == "critic").messages[-1]
+    assert "1. read_file" in judged.content and "2. edit_file" in judged.content
+    assert "write_file" not in judged.content and "shell_exec" not in judged.content
 
     first = 'CALL(write_file) WITH {"path": "a.txt", "content": "a"}'
     second = 'CALL(write_file) WITH {"path": "b.txt", "content": "b"}'
@@ -896,9 +904,9 @@ async def test_an_order_whose_changes_were_all_put_off_is_not_answered_with_the_
     make_agent, workspace
 ) -> None:
     """ "Fix the bug": the 1.5B model read two files and, in the same reply, edited blind and
-    ran the tests. The edit and the run were put off; the model then answered with the note
-    about the edit, and the task ended with nothing fixed. Put off is not tried: it is told
-    to make the change, and does."""
+    ran the tests. The edit and the run were put off, and told of them, the model answered
+    with the note about the edit; the task ended with nothing fixed. A put-off call is no
+    step: answered after it, the order is still undone, and the model is told to act."""
     read = 'CALL(read_file) WITH {"path": "notes.md"}'
     guessed_edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "eggs", "new": "x"}'
     run = 'CALL(shell_exec) WITH {"command": "cat notes.md"}'
@@ -936,5 +944,6 @@ async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
     await agent.orchestrator.submit("make main.py print 1 and run it")
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
     assert decided[-1] == ("denied", "order check")
-    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
-    assert any("did not go through" in t for t in told)
+    second = [r for r in agent.provider.requests if r.purpose == "plan"][1]
+    assert "main.py already exists" in str(second.messages[-1].content)
+    assert not any("python3 main.py" in str(m.content) for m in second.messages)
