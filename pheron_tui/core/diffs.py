@@ -27,6 +27,9 @@ class FileChange:
     target: str = ""
     """Where to write, relative to the workspace and never shortened (``path`` is for
     people); empty when it is ``path``."""
+    note: str = ""
+    """What the tool made of the call, said with its result (a definition put in place of
+    the file's own rather than added again)."""
 
     @property
     def write_path(self) -> str:

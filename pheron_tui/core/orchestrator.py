@@ -149,6 +149,8 @@ class _ReplyRun:
     results: list[Message] = field(default_factory=list)
     put_off: set[int] = field(default_factory=set)
     """The calls (their places in the reply) put off to the next step (``call_order``)."""
+    repeat_told: bool = False
+    """A repeated call of the reply was answered with what the next step must do."""
 
 
 class Orchestrator:
@@ -808,13 +810,19 @@ class Orchestrator:
             # saying so, and asking for the answer, does. Not an error the user has to
             # read: the answer follows.
             log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
-            undone = state.undone_order()
-            if undone:
-                # Reading round and round instead of doing what was ordered.
-                state.told_to_act = state.must_call = True
-                note = f"{ALREADY_CALLED} {undone}"
-            else:
-                state.answer_now, note = True, REPEATED_CALL_MESSAGE
+            # What the next step must do is said once a reply: told to act on its first
+            # repeated read and to answer on its second, the 1.5B model was made to answer
+            # and gave the request back.
+            note = ALREADY_CALLED
+            if not run.repeat_told:
+                run.repeat_told = True
+                undone = state.undone_order()
+                if undone:
+                    # Reading round and round instead of doing what was ordered.
+                    state.told_to_act = state.must_call = True
+                    note = f"{ALREADY_CALLED} {undone}"
+                else:
+                    state.answer_now, note = True, REPEATED_CALL_MESSAGE
             run.results.append(fmt.result_message(call_id, item.tool.name, note))
             order.add(item.tool.name, item.tool.risk, ok=True)
             return

@@ -31,7 +31,7 @@ from pheron_tui.tools.path_tool import (
     seen_as_is,
 )
 from pheron_tui.tools.reading import as_read
-from pheron_tui.tools.write_guard import Overwrite, redefined
+from pheron_tui.tools.write_guard import Overwrite, merged_definitions, merged_lines
 
 
 class _TextFileTool(PathTool):
@@ -100,20 +100,25 @@ class WriteFile(_TextFileTool):
         now = " " if seen else f" It holds now:\n{as_read(shown, old, size)}\n"
         if not seen:
             mark_seen(ctx, path)
+        text = _text(old) if size <= MAX_EDIT_BYTES else None
+        if seen and text is not None:
+            # Part of the file written as a whole or as an addition: made as the edit it means.
+            merge = merged_definitions(target, text, args.content, args.mode == "overwrite")
+            if merge is None and args.mode == "overwrite":
+                merge = merged_lines(text, args.content)
+            if merge is not None and merge.text == text:
+                return ToolResult(ok=False, observation=f"{shown} is unchanged: {merge.note}.")
+            if merge is not None:
+                return FileChange(shown, text, merge.text, target, note=merge.note)
         if args.mode == "create":
             # Overwriting is not offered here: a small model takes one of the ways it is
             # shown, and shown "overwrite" the 1.5B model replaced utils.py with the one
             # function it was asked to add. A whole rewrite is still in the tool's schema.
-            told = redefined(
-                target, shown, old.decode("utf-8", errors="replace"), args.content
-            ) or (
-                'To add to its end, call write_file again with "mode": "append"; to change '
-                "part of it, use edit_file with text copied exactly from the file."
-            )
             return ToolResult(
                 ok=False,
                 observation=f"{shown} already exists ({size:,} bytes); it is unchanged.{now}"
-                + _sentence(told.removeprefix(f"{shown} is unchanged: ")),
+                'To add to its end, call write_file again with "mode": "append"; to change '
+                "part of it, use edit_file with text copied exactly from the file.",
             )
         if not seen:
             return ToolResult(
@@ -123,15 +128,11 @@ class WriteFile(_TextFileTool):
                 "write_file again; to change part of it, use edit_file with text copied "
                 "exactly from the file.",
             )
-        if size > MAX_EDIT_BYTES:
-            if args.mode == "overwrite":
-                return FileChange(shown, None, args.content, target)
-            return ToolResult(ok=False, observation=f"{shown} is too big to append to")
-        try:
-            text = old.decode("utf-8")
-        except UnicodeDecodeError:
+        if text is None:
             if args.mode == "overwrite":
                 return FileChange(shown, None, args.content, target)  # replaced whole, not shown
+            if size > MAX_EDIT_BYTES:
+                return ToolResult(ok=False, observation=f"{shown} is too big to append to")
             return ToolResult(ok=False, observation=f"{shown} is not UTF-8 text; it is unchanged")
         if args.mode == "overwrite":
             overwrite = Overwrite(text, args.content)
@@ -140,8 +141,6 @@ class WriteFile(_TextFileTool):
                 ctx.warned.add(key)
                 return ToolResult(ok=False, observation=held)
             return FileChange(shown, text, args.content, target)
-        if again := redefined(target, shown, text, args.content):
-            return ToolResult(ok=False, observation=again)
         gap = "" if not text or text.endswith("\n") else "\n"
         return FileChange(shown, text, text + gap + args.content, target)
 
@@ -152,6 +151,9 @@ class WriteFile(_TextFileTool):
         data = plan.after.encode("utf-8", errors="surrogatepass")
         if failure := await _write(ctx, plan.write_path, plan.path, data):
             return failure
+        if plan.note:
+            said = f"{plan.note} (wrote {len(data)} bytes to {plan.path})"
+            return ToolResult(ok=True, observation=said)
         if args.mode == "append":
             added = len(args.content.encode("utf-8", errors="surrogatepass"))
             said = f"appended {added} bytes to {plan.path} (now {len(data)} bytes)"
@@ -159,9 +161,12 @@ class WriteFile(_TextFileTool):
         return ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {plan.path}")
 
 
-def _sentence(text: str) -> str:
-    """``text`` with its first letter a capital (``str.capitalize`` lowers all the rest)."""
-    return text[:1].upper() + text[1:]
+def _text(data: bytes) -> str | None:
+    """A file's bytes as text, or None when they are not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 async def _write_reviewed(ctx: ToolContext, change: FileChange, text: str) -> ToolResult:

@@ -353,6 +353,32 @@ async def test_a_repeated_successful_call_is_not_run_again(make_agent) -> None:
     ]
 
 
+async def test_two_repeated_reads_in_one_reply_leave_an_order_to_act_not_to_answer(
+    make_agent, workspace
+) -> None:
+    """ "Fix the bug": the 1.5B model read both files, then in its next reply read both again.
+    The first repeat told it to make the change and the second to answer, so it was made to
+    answer, and gave the request back. What the next step must do is said once a reply."""
+    read_notes = 'CALL(read_file) WITH {"path": "notes.md"}'
+    read_main = 'CALL(read_file) WITH {"path": "main.py"}'
+    edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[
+            f"{read_notes}\n{read_main}",
+            f"{read_main}\n{read_notes}",
+            edit,
+            "<final>Done.</final>",
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("change milk to bread in notes.md")
+    assert result.answer == "Done." and "bread" in (workspace / "notes.md").read_text()
+    choices = [r.tool_choice for r in agent.provider.requests if r.purpose == "plan"]
+    assert choices[2] == "required"
+
+
 async def test_reads_that_alternate_in_a_loop_are_not_run_again(make_agent) -> None:
     """read, search, read, search… until the step limit (the 1.5B model on "Who had the
     highest score in data.csv?"): a read already done is answered, not run, and the next

@@ -352,7 +352,7 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert added.ok
     assert (workspace / "utils.py").read_text().startswith("def flip(t):\n    return t[::-1]\n\n")
     assert (workspace / "utils.py").read_text().endswith("return 2 * x\n")
-    kept = await call(workspace, "write_file", path="utils.py", content="def twice(x): ...")
+    kept = await call(workspace, "write_file", path="utils.py", content="def thrice(x): ...")
     assert not kept.ok and "def flip" not in kept.observation  # seen as it is: not shown again
     replaced = await call(
         workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
@@ -366,71 +366,64 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert fresh.ok and (workspace / "new.md").read_text() == "hi"
 
 
-async def test_an_overwrite_with_part_of_a_file_changed_is_shown_as_the_edit_it_means(
+async def test_part_of_a_file_written_as_a_whole_is_made_as_the_edit_it_means(
     workspace: Path,
 ) -> None:
     """Asked to change TIMEOUT_S to 60, the 1.5B model replaced config.py with that one line
-    and the other settings were gone; told once what it would lose, it made the same call
-    again. A "whole file" that is some of the file's lines with one changed is an edit: it
-    never goes ahead, and the model is shown the edit_file call that makes it."""
-    config = workspace / "config.py"
-    before = "MAX_ITEMS = 50\nTIMEOUT_S = 30\nNAME = 'svc'\n"
-    config.write_text(before)
-    await call(workspace, "read_file", path="config.py")
-    for _ in range(2):
-        held = await call(
-            workspace, "write_file", path="config.py", content="TIMEOUT_S = 60", mode="overwrite"
-        )
-        assert not held.ok and config.read_text() == before
-        assert (
-            'edit_file {"path": "config.py", "old": "TIMEOUT_S = 30", "new": "TIMEOUT_S = 60"}'
-            in held.observation
-        )
-    edited = await call(
-        workspace, "edit_file", path="config.py", old="TIMEOUT_S = 30", new="TIMEOUT_S = 60"
+    and the other settings were gone; told what it would lose, and shown the edit_file call,
+    it made the same overwrite three times. What it means is the edit: the changed line is
+    put in place and the rest kept, for any kind of file, and the result says so."""
+    config = workspace / "settings.ini"
+    config.write_text("max_items = 50\ntimeout_s = 30\nname = svc\n")
+    await call(workspace, "read_file", path="settings.ini")
+    made = await call(
+        workspace, "write_file", path="settings.ini", content="timeout_s = 60", mode="overwrite"
     )
-    assert edited.ok and config.read_text() == before.replace("30", "60")
+    assert made.ok and "changed it in place" in made.observation
+    assert config.read_text() == "max_items = 50\ntimeout_s = 60\nname = svc\n"
+    two = await call(
+        workspace, "write_file", path="settings.ini", content="name = api\nmax_items = 9\n",
+        mode="overwrite",
+    )  # fmt: skip
+    assert two.ok and config.read_text() == "max_items = 9\ntimeout_s = 60\nname = api\n"
 
 
-async def test_adding_to_a_python_file_what_it_defines_is_shown_as_the_edit_it_means(
+async def test_a_python_definition_the_file_has_is_put_in_its_place_not_added_again(
     workspace: Path,
 ) -> None:
     """Asked for a docstring on add, the 1.5B model appended a second ``def add`` to calc.py
-    (told on its "create" that the file exists, it took "append"). A definition the file
-    already holds is not added again: the model is shown the edit_file call that changes it.
-    New definitions, and other kinds of files, are added as before."""
+    (told on its "create" that the file exists, it took "append"); asked to change a constant,
+    it overwrote config.py with that one assignment. A text made only of definitions the file
+    has is put in place of them, whatever the mode, the rest of the file kept. New
+    definitions are added as before; a whole file rewritten (all its definitions) is written
+    as given."""
     calc = workspace / "calc.py"
-    before = "def add(a, b):\n    return a + b\n\n\ndef average(xs):\n    return sum(xs)\n"
+    before = "import math\n\n\ndef add(a, b):\n    return a + b\n\n\ndef average(xs):\n    return sum(xs)\n"
     calc.write_text(before)
-    documented = 'def add(a, b):\n    """Add a and b."""\n    return a + b'
-    created = await call(workspace, "write_file", path="calc.py", content=documented)
-    expected = (
-        'edit_file {"path": "calc.py", "old": "def add(a, b):\\n    return a + b", '
-        '"new": "def add(a, b):\\n    \\"\\"\\"Add a and b.\\"\\"\\"\\n    return a + b"}'
-    )
-    assert not created.ok and expected in created.observation
-    assert "append" not in created.observation
-    appended = await call(
-        workspace, "write_file", path="calc.py", content=documented, mode="append"
-    )
-    assert not appended.ok and expected in appended.observation and calc.read_text() == before
-    same = await call(
-        workspace, "write_file", path="calc.py", content="def add(a, b):\n    return a + b\n",
-        mode="append",
-    )  # fmt: skip
-    assert not same.ok and "nothing to add" in same.observation
-    edited = await call(
-        workspace, "edit_file", path="calc.py", old="def add(a, b):\n    return a + b",
-        new=documented,
-    )  # fmt: skip
-    assert edited.ok and calc.read_text() == before.replace(
-        "return a + b", '"""Add a and b."""\n    return a + b'
-    )
+    documented = 'def add(a, b):\n    """Add a and b."""\n    return a + b\n'
+    blind = await call(workspace, "write_file", path="calc.py", content=documented)
+    assert not blind.ok and calc.read_text() == before  # not seen yet: shown first
+    for mode in ("create", "append", "overwrite"):
+        calc.write_text(before)
+        await call(workspace, "read_file", path="calc.py")
+        made = await call(workspace, "write_file", path="calc.py", content=documented, mode=mode)
+        assert made.ok and "replaced the old one" in made.observation, mode
+        assert calc.read_text() == before.replace(
+            "def add(a, b):\n", 'def add(a, b):\n    """Add a and b."""\n'
+        ), mode
+    same = await call(workspace, "write_file", path="calc.py", content=documented, mode="append")
+    assert not same.ok and "nothing to change" in same.observation
     added = await call(
         workspace, "write_file", path="calc.py", content="\ndef twice(x):\n    return 2 * x\n",
         mode="append",
     )  # fmt: skip
     assert added.ok and calc.read_text().endswith("def twice(x):\n    return 2 * x\n")
+    assert calc.read_text().count("def add") == 1
+    whole = "def add(a, b):\n    return b + a\n\n\ndef average(xs):\n    return 0\n\n\ndef twice(x):\n    return x\n"
+    rewritten = await call(workspace, "write_file", path="calc.py", content=whole, mode="overwrite")
+    assert not rewritten.ok and "lose these" in rewritten.observation  # most lines go: once
+    rewritten = await call(workspace, "write_file", path="calc.py", content=whole, mode="overwrite")
+    assert rewritten.ok and calc.read_text() == whole  # the import it no longer needs is gone
     notes = workspace / "notes.md"
     notes.write_text("name: a\n")
     await call(workspace, "read_file", path="notes.md")

@@ -1,0 +1,37 @@
+"""The write guard reads whatever a model writes: it never breaks, and a merge keeps the file."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pheron_tui.tools.write_guard import merged_definitions, merged_lines
+
+pieces = st.sampled_from(
+    ["x = 1", "x = 2", "y: int = 3", "def f():", "    return 1", "    return 2", "class C:",
+     "", "# note", "@wrap", "import os", "\t", "z == 4", "def g(a,", "    b):", "é = 5"]
+)  # fmt: skip
+texts = st.lists(pieces, max_size=12).map("\n".join) | st.text(max_size=80)
+
+
+@given(texts, texts)
+def test_a_merge_never_breaks_and_changes_only_lines_in_place(old: str, new: str) -> None:
+    merge = merged_lines(old, new)
+    if merge is not None:
+        assert len(merge.text.splitlines()) == len(old.splitlines())
+        kept = [a for a, b in zip(old.splitlines(), merge.text.splitlines(), strict=True) if a == b]
+        assert len(kept) >= len(old.splitlines()) - len(
+            [ln for ln in new.splitlines() if ln.strip()]
+        )
+
+
+@given(texts, texts)
+def test_a_definition_merge_never_breaks_and_leaves_no_line_outside_definitions(
+    old: str, new: str
+) -> None:
+    merge = merged_definitions("m.py", old, new)
+    if merge is not None:
+        outside = [ln for ln in old.splitlines() if ln and not ln[0].isspace()]
+        for line in outside:
+            if not any(line.startswith(p) for p in ("def ", "class ", "x", "y", "é")):
+                assert line in merge.text.splitlines()
