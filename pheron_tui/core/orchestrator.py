@@ -37,6 +37,7 @@ from pheron_tui.core.context import (
 )
 from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.errors import PheronError
+from pheron_tui.core.events import Risk
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.grounding import guessed_values, without_unasked
 from pheron_tui.core.intent import (
@@ -399,12 +400,13 @@ class Orchestrator:
         for step in range(1, self.settings.max_steps + 1):
             answer_now, state.answer_now = state.answer_now, False
             must_call, state.must_call = state.must_call, False
+            act_with, state.act_with = state.act_with, ()
             await self.registry.refresh()  # tools that came or went (MCP) count from this step
             schemas = self.registry.schemas()
             free_start = step == 1 and not state.about_workspace
             no_writes = state.writes_refused is not None
             reply, start = await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, no_writes, state.request
+                turn_id, step, answer_now, must_call, free_start, no_writes, state.request, act_with
             )
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
@@ -476,8 +478,8 @@ class Orchestrator:
                 continue
             undone = None if answer_now else state.undone_order()
             if undone:
-                state.told_to_act = True
                 self._send_back(state, reply, undone)
+                state.tell_to_act()
                 continue
             if failure and failure not in state.retried_after and state.change_failed():
                 # Once per failure, as for a CLARIFY above: the answer may only report it.
@@ -515,20 +517,22 @@ class Orchestrator:
         free_start: bool = False,
         no_writes: bool = False,
         text: str = "",
+        act_with: tuple[Risk, ...] = (),
     ) -> tuple[StreamedReply, FirstStep | None]:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched). ``free_start``:
         a first step whose call would be forced is left free when the model all but rules a
         call out and the user's ``text`` names no tool (``first_call``); also returned: how
         it was left (None unless ``free_start``). ``no_writes``: the request asks for no
-        change (only a question, or only a run), so no tool that writes is offered."""
+        change (only a question, or only a run), so no tool that writes is offered.
+        ``act_with``: only tools of these tiers are offered (``TaskState.act_with``)."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
             return planning_request(
                 fmt,
                 self.settings.workspace.resolve(),
-                self._specs(no_writes),
+                self._specs(no_writes, act_with),
                 self.history,
                 max_tokens=self.settings.plan_max_tokens,
                 step=step,
@@ -554,11 +558,11 @@ class Orchestrator:
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
             return await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, no_writes, text
+                turn_id, step, answer_now, must_call, free_start, no_writes, text, act_with
             )
         return reply, start
 
-    def _specs(self, no_writes: bool = False) -> list[ToolSpec]:
+    def _specs(self, no_writes: bool = False, act_with: tuple[Risk, ...] = ()) -> list[ToolSpec]:
         """The tools the model is offered: in plan mode, only those that only read; for a
         request that only asks, or only orders a run, all but those that write. A small model
         offered edit_file for "Which function reverses a string?" proposes a rename, and
@@ -566,6 +570,9 @@ class Orchestrator:
         write it names anyway is still refused, ``TaskState.writes_refused``.)"""
         if self.settings.plan_mode:
             return [self.registry.spec(tool) for tool in self.registry if tool.risk == "read"]
+        acting = [self.registry.spec(tool) for tool in self.registry if tool.risk in act_with]
+        if acting:
+            return acting
         if no_writes:
             return [self.registry.spec(tool) for tool in self.registry if tool.risk != "write"]
         return self.registry.specs()
@@ -819,7 +826,7 @@ class Orchestrator:
                 undone = state.undone_order()
                 if undone:
                     # Reading round and round instead of doing what was ordered.
-                    state.told_to_act = state.must_call = True
+                    state.tell_to_act()
                     note = f"{ALREADY_CALLED} {undone}"
                 else:
                     state.answer_now, note = True, REPEATED_CALL_MESSAGE

@@ -171,6 +171,9 @@ class TaskState:
     told_to_act: bool = False
     """The model, answering such a request without trying what it orders, was once told to
     do it."""
+    act_with: tuple[ev.Risk, ...] = ()
+    """When set, the next step is offered only tools of these tiers: told to make the change it
+    only talked about and made to call, the 1.5B model read the same files again."""
     about_workspace: bool = False
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
@@ -221,6 +224,12 @@ class TaskState:
         if self.orders_run and not any(step.risk == "execute" for step in self.steps):
             return UNDONE_RUN_MESSAGE
         return None
+
+    def tell_to_act(self) -> None:
+        """The order was answered undone (``undone_order``): the next step must call, and only
+        a tool that carries the order out (one that writes, or one that runs)."""
+        self.told_to_act = self.must_call = True
+        self.act_with = ("write",) if self.orders_change else ("execute",)
 
     def echoes_refusal(self, answer: str) -> bool:
         """Whether ``answer`` only repeats what the model was told about its latest call,

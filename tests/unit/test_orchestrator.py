@@ -358,7 +358,8 @@ async def test_two_repeated_reads_in_one_reply_leave_an_order_to_act_not_to_answ
 ) -> None:
     """ "Fix the bug": the 1.5B model read both files, then in its next reply read both again.
     The first repeat told it to make the change and the second to answer, so it was made to
-    answer, and gave the request back. What the next step must do is said once a reply."""
+    answer, and gave the request back. What the next step must do is said once a reply; made
+    to call, it read the files a third time, so that step offers only tools that change."""
     read_notes = 'CALL(read_file) WITH {"path": "notes.md"}'
     read_main = 'CALL(read_file) WITH {"path": "main.py"}'
     edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
@@ -375,8 +376,12 @@ async def test_two_repeated_reads_in_one_reply_leave_an_order_to_act_not_to_answ
     )
     result = await agent.orchestrator.submit("change milk to bread in notes.md")
     assert result.answer == "Done." and "bread" in (workspace / "notes.md").read_text()
-    choices = [r.tool_choice for r in agent.provider.requests if r.purpose == "plan"]
-    assert choices[2] == "required"
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert plans[2].tool_choice == "required"
+    # Told to make the change, and made to call, it is offered only the tools that make one.
+    offered = {tool.function.name for tool in plans[2].tools or ()}
+    assert "edit_file" in offered and not offered & {"read_file", "list_dir", "shell_exec"}
+    assert "read_file" in {tool.function.name for tool in plans[3].tools or ()}
 
 
 async def test_reads_that_alternate_in_a_loop_are_not_run_again(make_agent) -> None:
