@@ -19,6 +19,7 @@ the same call again, three times. Asked for a docstring on add, it appended a se
 
 from __future__ import annotations
 
+import ast
 import difflib
 import hashlib
 import re
@@ -30,10 +31,6 @@ SIMILAR = 0.75
 """How alike (difflib's ratio) a written line and a file's line must be to be one line changed."""
 PYTHON_SUFFIXES = (".py", ".pyi")
 
-_DEFINITION = re.compile(
-    r"^(?:(?:async\s+)?def\s+|class\s+)([A-Za-z_]\w*)|^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)"
-)
-"""A top-level definition in Python: a function, a class, or a name assigned."""
 _NAMED = re.compile(r"^\s*(?:(?:async\s+)?def\s+|class\s+)?([A-Za-z_][\w.]*)\s*(?:[=:(]|$)")
 
 
@@ -110,28 +107,31 @@ def merged_lines(old: str, new: str) -> Merge | None:
 
 def merged_definitions(path: str, old: str, added: str, partial: bool = False) -> Merge | None:
     """For a Python file: ``old`` with each top-level definition in ``added`` put in place of
-    its own definition of that name, when ``added`` is nothing but definitions ``old`` has (a
-    comment aside), written differently at least once; else None. Written exactly as they are
-    already, the text is ``old`` itself and the note says there was nothing to change.
-    ``partial`` (an overwrite): only when ``added`` leaves out some of the file's definitions;
-    one that has them all is the whole file rewritten (without an import it no longer needs)."""
+    its own definition of that name, when ``added`` is nothing but definitions ``old`` has,
+    written differently at least once; else None. Written exactly as they are already, the
+    text is ``old`` itself and the note says there was nothing to change. ``partial`` (an
+    overwrite): only when ``added`` leaves out some of the file's definitions; one that has
+    them all is the whole file rewritten (without an import it no longer needs)."""
     if PurePosixPath(path).suffix not in PYTHON_SUFFIXES:
         return None
-    there = _definitions(old)
-    written = _definitions(added)
-    fits = written.keys() < there.keys() if partial else written.keys() <= there.keys()
-    if not written or not fits or _stray_lines(added, written):
+    there, written = _definitions(old), _definitions(added)
+    if there is None or written is None or not written.complete or not written.spans:
         return None
+    names = written.spans.keys()
+    if not (names < there.spans.keys() if partial else names <= there.spans.keys()):
+        return None
+    if names & there.twice:
+        return None  # which of its two definitions would be meant is not known
     lines = old.splitlines(keepends=True)
-    changed = [name for name, (text, _, _) in written.items() if text != there[name][0]]
-    names = ", ".join(written)
+    changed = [n for n in names if written.text(n) != there.text(n)]
     if not changed:
-        return Merge(old, f"it already defines {names} exactly as written; nothing to change")
+        listed = ", ".join(names)
+        return Merge(old, f"it already defines {listed} exactly as written; nothing to change")
     # From the last to the first, so the earlier places stay where they are.
-    for name in sorted(changed, key=lambda n: there[n][1], reverse=True):
-        _, start, end = there[name]
-        ending = "\n" if end < len(lines) or old.endswith("\n") else ""
-        lines[start:end] = [written[name][0] + ending]
+    for name in sorted(changed, key=lambda n: there.spans[n][0], reverse=True):
+        start, end = there.spans[name]
+        ending = "\n" if end < len(lines) or old.endswith(("\n", "\r")) else ""
+        lines[start:end] = [written.text(name) + ending]
     return Merge(
         "".join(lines),
         f"{', '.join(changed)} already defined in the file: the new definition replaced the "
@@ -139,38 +139,61 @@ def merged_definitions(path: str, old: str, added: str, partial: bool = False) -
     )
 
 
-def _definitions(text: str) -> dict[str, tuple[str, int, int]]:
-    """Each name a Python text defines at its top level, with its (first) definition's text
-    and the lines it spans ``[start, end)``: the line and the indented or blank lines under
-    it, blank lines at its end left out."""
-    lines = text.splitlines()
-    found: dict[str, tuple[str, int, int]] = {}
-    at = 0
-    while at < len(lines):
-        match = _DEFINITION.match(lines[at])
-        end = at + 1
-        if match is None:
-            at = end
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Characters ``str.splitlines`` breaks lines at and Python does not."""
+
+
+@dataclass(frozen=True)
+class _Definitions:
+    """The top-level definitions of a Python text, as the parser finds them."""
+
+    lines: list[str]
+    spans: dict[str, tuple[int, int]]
+    """Each name defined (a function, a class, a name assigned) and the lines ``[start,
+    end)`` of its first definition, decorators included."""
+    twice: set[str]
+    complete: bool
+    """Whether every top-level statement is such a definition."""
+
+    def text(self, name: str) -> str:
+        start, end = self.spans[name]
+        return "".join(self.lines[start:end]).rstrip("\r\n")
+
+
+def _definitions(text: str) -> _Definitions | None:
+    """The text's top-level definitions, or None when it is not Python the parser reads."""
+    if _OTHER_BREAKS.search(text):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    spans: dict[str, tuple[int, int]] = {}
+    twice: set[str] = set()
+    complete = True
+    for node in tree.body:
+        name = _defined_name(node)
+        if name is None:
+            complete = False
             continue
-        while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t"):
-            end += 1
-        last = end
-        while last > at + 1 and not lines[last - 1].strip():
-            last -= 1
-        name = match.group(1) or match.group(2)
-        found.setdefault(name, ("\n".join(lines[at:last]), at, last))
-        at = end
-    return found
+        if name in spans:
+            twice.add(name)
+            continue
+        decorators = getattr(node, "decorator_list", [])
+        start = min([node.lineno, *(d.lineno for d in decorators)]) - 1
+        spans[name] = (start, node.end_lineno or node.lineno)
+    return _Definitions(text.splitlines(keepends=True), spans, twice, complete)
 
 
-def _stray_lines(text: str, definitions: dict[str, tuple[str, int, int]]) -> bool:
-    """Whether ``text`` has a line outside its definitions that is neither blank nor a
-    comment (an import, a call, a decorator): then it is more than definitions."""
-    inside = {n for _, start, end in definitions.values() for n in range(start, end)}
-    for n, line in enumerate(text.splitlines()):
-        if n not in inside and line.strip() and not line.lstrip().startswith("#"):
-            return True
-    return False
+def _defined_name(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
 
 
 def _same_line(old: str, new: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,7 +33,19 @@ def test_a_definition_merge_never_breaks_and_leaves_no_line_outside_definitions(
 ) -> None:
     merge = merged_definitions("m.py", old, new)
     if merge is not None:
+        ast.parse(merge.text)  # whole statements put in place of whole statements
         outside = [ln for ln in old.splitlines() if ln and not ln[0].isspace()]
         for line in outside:
             if not any(line.startswith(p) for p in ("def ", "class ", "x", "y", "é")):
                 assert line in merge.text.splitlines()
+
+
+def test_a_definition_spanning_lines_is_replaced_whole() -> None:
+    """A definition is what the parser says it is: a string over three lines, a decorated
+    function. Put in place by lines alone, "DOC = 'x'" left the old string's rest behind."""
+    old = 'DOC = """\nline\n"""\n\n\n@cache\ndef f():\n    return 1\n\n\nprint(f())\n'
+    merge = merged_definitions("m.py", old, "DOC = 'x'\n\ndef f():\n    return 2\n")
+    assert merge is not None
+    assert merge.text == "DOC = 'x'\n\n\ndef f():\n    return 2\n\n\nprint(f())\n"
+    assert merged_definitions("m.py", old, "print(f())\n") is None  # not a definition
+    assert merged_definitions("m.txt", old, "DOC = 'x'\n") is None  # not Python
