@@ -406,7 +406,15 @@ class Orchestrator:
             free_start = step == 1 and not state.about_workspace
             no_writes = state.writes_refused is not None
             reply, start = await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, no_writes, state.request, act_with
+                turn_id,
+                step,
+                answer_now,
+                must_call,
+                free_start,
+                no_writes,
+                state.request,
+                act_with,
+                one_call=state.about_workspace,
             )
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
@@ -518,6 +526,7 @@ class Orchestrator:
         no_writes: bool = False,
         text: str = "",
         act_with: tuple[Risk, ...] = (),
+        one_call: bool = False,
     ) -> tuple[StreamedReply, FirstStep | None]:
         """One planning request; when a server turns out not to take ``tools``, the same step
         is asked again in the legacy CALL format (the provider has switched). ``free_start``:
@@ -525,7 +534,10 @@ class Orchestrator:
         call out and the user's ``text`` names no tool (``first_call``); also returned: how
         it was left (None unless ``free_start``). ``no_writes``: the request asks for no
         change (only a question, or only a run), so no tool that writes is offered.
-        ``act_with``: only tools of these tiers are offered (``TaskState.act_with``)."""
+        ``act_with``: only tools of these tiers are offered (``TaskState.act_with``).
+        ``one_call``: the reply ends with its first call. Work on the workspace goes a call at
+        a time, each made after the last one's result: given room for several, the 1.5B model
+        asked to fix a bug wrote two reads, two edits of made-up text and a test run at once."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
@@ -551,14 +563,28 @@ class Orchestrator:
             request = start.request
         try:
             reply = await stream_reply(
-                self.provider, self.bus, turn_id, request, step=step, hold_markup=True
+                self.provider,
+                self.bus,
+                turn_id,
+                request,
+                step=step,
+                hold_markup=True,
+                one_call=one_call,
             )
         except ToolsRejected as exc:
             if call_format(self.provider) == fmt:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
             return await self._plan_step(
-                turn_id, step, answer_now, must_call, free_start, no_writes, text, act_with
+                turn_id,
+                step,
+                answer_now,
+                must_call,
+                free_start,
+                no_writes,
+                text,
+                act_with,
+                one_call,
             )
         return reply, start
 

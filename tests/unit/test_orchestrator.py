@@ -374,7 +374,7 @@ async def test_two_repeated_reads_in_one_reply_leave_an_order_to_act_not_to_answ
         ],
         critic=["PASS: ok"],
     )
-    result = await agent.orchestrator.submit("change milk to bread in notes.md")
+    result = await agent.orchestrator.submit("change milk to bread in my shopping list")
     assert result.answer == "Done." and "bread" in (workspace / "notes.md").read_text()
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
     assert plans[2].tool_choice == "required"
@@ -875,7 +875,7 @@ async def test_several_calls_in_one_reply_run_in_order_each_once(make_agent, wor
     read = 'CALL(read_file) WITH {"path": "notes.md"}'
     listing = 'CALL(list_dir) WITH {"path": "."}'
     agent = _calls_agent(make_agent, [read, listing, read], "Buy milk; two files.")
-    result = await agent.orchestrator.submit("show notes.md and list the files")
+    result = await agent.orchestrator.submit("show my shopping list and what else is here")
     assert result.status == "finished"
     assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "list_dir"]
     assert [e.ok for e in agent.of("ToolCallFinished")] == [True, True]
@@ -908,7 +908,7 @@ async def test_a_change_made_with_another_tools_call_waits_for_its_result(
     run = 'CALL(shell_exec) WITH {"command": "cat notes.md"}'
     seen = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
     agent = _calls_agent(make_agent, [read, guess, guessed_edit, run], seen, "Changed it.")
-    result = await agent.orchestrator.submit("change milk to bread in notes.md")
+    result = await agent.orchestrator.submit("change milk to bread in my shopping list")
     assert result.status == "finished"
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
     assert decided.count(("denied", "order check")) == 3
@@ -947,7 +947,7 @@ async def test_an_order_whose_changes_were_all_put_off_is_not_answered_with_the_
     )
     edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}'
     agent = _calls_agent(make_agent, [read, guessed_edit, run], echo, edit, "Changed it.")
-    result = await agent.orchestrator.submit("change milk to bread in notes.md")
+    result = await agent.orchestrator.submit("change milk to bread in my shopping list")
     assert result.answer == "Changed it."
     assert "bread" in (workspace / "notes.md").read_text()
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
