@@ -81,7 +81,6 @@ from pheron_tui.core.task_state import (
     EMPTY_MESSAGE,
     FAILED_CHANGE_MESSAGE,
     PARROT_MESSAGE,
-    REFUSAL_ECHO_MESSAGE,
     REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
@@ -440,11 +439,12 @@ class Orchestrator:
                 state.retried_after.add(retry)
                 self._send_back(state, reply, RETRY_MESSAGE)
                 continue
-            if parsed.kind != "tool_calls" and state.echoes_refusal(parsed.text):
+            echoed = state.echoed_note(parsed.text) if parsed.kind != "tool_calls" else None
+            if echoed:
                 # The note is ours, addressed to the model; handed to the user as an answer
                 # or a question, it says nothing they did not just do themselves.
                 state.refusal_echoed = True
-                self._send_back(state, reply, REFUSAL_ECHO_MESSAGE, call=False)
+                self._send_back(state, reply, echoed, call=False)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -487,7 +487,7 @@ class Orchestrator:
             undone = None if answer_now else state.undone_order()
             if undone:
                 self._send_back(state, reply, undone)
-                state.tell_to_act()
+                state.tell_to_act(undone)
                 continue
             if failure and failure not in state.retried_after and state.change_failed():
                 # Once per failure, as for a CLARIFY above: the answer may only report it.
@@ -852,7 +852,7 @@ class Orchestrator:
                 undone = state.undone_order()
                 if undone:
                     # Reading round and round instead of doing what was ordered.
-                    state.tell_to_act()
+                    state.tell_to_act(undone)
                     note = f"{ALREADY_CALLED} {undone}"
                 else:
                     state.answer_now, note = True, REPEATED_CALL_MESSAGE

@@ -85,6 +85,10 @@ REFUSAL_ECHO_MESSAGE = (
     "user in your own words what you did not do and why, and what you found before it, if "
     "anything."
 )
+NOTE_ECHO_MESSAGE = (
+    "That repeats a note from an earlier tool result; it is not an answer. Tell the user in "
+    "your own words what you did and what came of it."
+)
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
@@ -225,25 +229,31 @@ class TaskState:
             return UNDONE_RUN_MESSAGE
         return None
 
-    def tell_to_act(self) -> None:
-        """The order was answered undone (``undone_order``): the next step must call, and only
-        a tool that carries the order out (one that writes, or one that runs)."""
+    def tell_to_act(self, undone: str) -> None:
+        """The order was answered undone (``undone``, from ``undone_order``): the next step
+        must call, and only a tool that carries out what is undone (one that writes for a
+        change, one that runs for a run: "write square.py and run it", written, is a run)."""
         self.told_to_act = self.must_call = True
-        self.act_with = ("write",) if self.orders_change else ("execute",)
+        self.act_with = ("write",) if undone == UNDONE_CHANGE_MESSAGE else ("execute",)
 
-    def echoes_refusal(self, answer: str) -> bool:
-        """Whether ``answer`` only repeats what the model was told about its latest call,
-        one that was not allowed to run: after a denial the 1.5B model answered "The user
-        denied this call; it did not run." Once per task. Several calls of one reply may
-        each have been stopped: the note about any of them counts."""
+    def echoed_note(self, answer: str) -> str | None:
+        """What to tell a model whose ``answer`` only repeats one of our notes about a call
+        that did not go through, or None. After a denial the 1.5B model answered "The user
+        denied this call; it did not run."; after its docstring went in, it answered with the
+        note on its first try ("calc.py already exists… To add to its end, call write_file
+        again…"). Once per task."""
         if self.refusal_echoed:
-            return False
+            return None
+        latest, done_since = True, False  # only denials so far; a call that worked after
         for step in reversed(self.steps):
-            if step.status != "denied":
-                return False
-            if parrots(answer, step.output):
-                return True
-        return False
+            latest = latest and step.status == "denied"
+            if latest and parrots(answer, step.output):
+                return REFUSAL_ECHO_MESSAGE
+            # A failure with nothing done since may be what the answer rightly reports.
+            if done_since and step.status != "ok" and parrots(answer, step.output):
+                return NOTE_ECHO_MESSAGE
+            done_since = done_since or step.status == "ok"
+        return None
 
     def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,

@@ -95,6 +95,31 @@ async def test_denied_call_is_observed_by_the_model(make_agent) -> None:
     assert agent.of("CriticVerdict")[0].verdict == "FAIL"
 
 
+async def test_an_answer_that_repeats_a_note_from_before_the_change_is_sent_back(
+    make_agent, workspace
+) -> None:
+    """Asked for a docstring, the 1.5B model's first write was refused (the file exists) and
+    its second went in; it then answered with the first refusal's note. A note about a call
+    that did not go through, repeated after a later call worked, is no answer: sent back once.
+    Repeated with nothing done since, it may be the answer (a file that does not exist)."""
+    first = 'CALL(write_file) WITH {"path": "notes.md", "content": "# Notes"}'
+    second = 'CALL(write_file) WITH {"path": "notes.md", "content": "more", "mode": "append"}'
+    parroted = (
+        "notes.md already exists; it is unchanged. To add to its end, call write_file again "
+        'with "mode": "append".'
+    )
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[first, second, f"<final>{parroted}</final>", "<final>Added a line.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Add the line more to notes.md")
+    assert result.answer == "Added a line."
+    told = [m.content for m in agent.orchestrator.history if m.role == "user"]
+    assert any("repeats a note from an earlier tool result" in text for text in told)
+
+
 async def test_an_answer_that_only_repeats_the_denial_is_sent_back_once(make_agent) -> None:
     """After a denial the 1.5B model answered with the note it was given ("The user denied
     this call; it did not run."), or asked it back as a CLARIFY question: that says nothing
@@ -607,6 +632,9 @@ async def test_an_order_answered_with_nothing_done_is_told_to_act_once(
     result = await runner.orchestrator.submit("Write sq.py to print 12 squared, then run it.")
     assert result.answer == "It printed 144."
     assert [e.tool for e in runner.of("ToolCallProposed")] == ["write_file", "shell_exec"]
+    # The order is also a change, but the run is what is undone: only tools that run.
+    offered = [r.tools for r in runner.provider.requests if r.purpose == "plan"][2]
+    assert [tool.function.name for tool in offered or ()] == ["shell_exec"]
 
     # An answer right after a failed call may be reporting it: not sent back.
     missing = 'CALL(read_file) WITH {"path": "nowhere.md"}'
