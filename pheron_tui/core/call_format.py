@@ -73,7 +73,10 @@ class CallFormat:
         legacy history keeps (a native one keeps the calls beside the prose)."""
         if not self.legacy:
             return prose
-        lines = [f"{LEGACY_CALL_START}{c.name}) WITH {json.dumps(c.arguments)}" for c in calls]
+        lines = [
+            f"{LEGACY_CALL_START}{c.name}) WITH {json.dumps(c.arguments, ensure_ascii=False)}"
+            for c in calls
+        ]
         return "\n".join(part for part in (prose.strip(), *lines) if part)
 
     def result_message(self, call_id: str, tool: str, content: str) -> Message:
