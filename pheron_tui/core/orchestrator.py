@@ -137,6 +137,28 @@ class RewindError(PheronError, ValueError):
     """A rewind or compaction that cannot be done; the message says why."""
 
 
+@dataclass(frozen=True)
+class _StepShape:
+    """What one planning step may do, decided before it is asked."""
+
+    answer_now: bool = False
+    """The answer is due: no tool is offered."""
+    must_call: bool = False
+    free_start: bool = False
+    """A first step whose call would be forced is left free when the model all but rules a
+    call out and the request (``text``) names no tool (``first_call``)."""
+    no_writes: bool = False
+    """The request asks for no change (only a question, or only a run): no tool that writes
+    is offered."""
+    text: str = ""
+    act_with: tuple[Risk, ...] = ()
+    """Only tools of these tiers are offered (``TaskState.act_with``)."""
+    one_call: bool = False
+    """The reply ends with its first call. Work on the workspace goes a call at a time, each
+    made after the last one's result: given room for several, the 1.5B model asked to fix a
+    bug wrote two reads, two edits of made-up text and a test run at once."""
+
+
 @dataclass
 class _ReplyRun:
     """One reply's calls as they run: what the model will be told, and which calls wait."""
@@ -402,19 +424,16 @@ class Orchestrator:
             act_with, state.act_with = state.act_with, ()
             await self.registry.refresh()  # tools that came or went (MCP) count from this step
             schemas = self.registry.schemas()
-            free_start = step == 1 and not state.about_workspace
-            no_writes = state.writes_refused is not None
-            reply, start = await self._plan_step(
-                turn_id,
-                step,
-                answer_now,
-                must_call,
-                free_start,
-                no_writes,
-                state.request,
-                act_with,
+            shape = _StepShape(
+                answer_now=answer_now,
+                must_call=must_call,
+                free_start=step == 1 and not state.about_workspace,
+                no_writes=state.writes_refused is not None,
+                text=state.request,
+                act_with=act_with,
                 one_call=state.about_workspace,
             )
+            reply, start = await self._plan_step(turn_id, step, shape)
             fmt = call_format(self.provider)
             parsed = parse_reply(reply.answer, schemas)
             if answer_now and (parsed.kind == "tool_calls" or not parsed.text):
@@ -517,49 +536,33 @@ class Orchestrator:
         state.must_call = call
 
     async def _plan_step(
-        self,
-        turn_id: int,
-        step: int,
-        answer_now: bool,
-        must_call: bool = False,
-        free_start: bool = False,
-        no_writes: bool = False,
-        text: str = "",
-        act_with: tuple[Risk, ...] = (),
-        one_call: bool = False,
+        self, turn_id: int, step: int, shape: _StepShape
     ) -> tuple[StreamedReply, FirstStep | None]:
-        """One planning request; when a server turns out not to take ``tools``, the same step
-        is asked again in the legacy CALL format (the provider has switched). ``free_start``:
-        a first step whose call would be forced is left free when the model all but rules a
-        call out and the user's ``text`` names no tool (``first_call``); also returned: how
-        it was left (None unless ``free_start``). ``no_writes``: the request asks for no
-        change (only a question, or only a run), so no tool that writes is offered.
-        ``act_with``: only tools of these tiers are offered (``TaskState.act_with``).
-        ``one_call``: the reply ends with its first call. Work on the workspace goes a call at
-        a time, each made after the last one's result: given room for several, the 1.5B model
-        asked to fix a bug wrote two reads, two edits of made-up text and a test run at once."""
+        """One planning request, shaped by ``shape``; when a server turns out not to take
+        ``tools``, the same step is asked again in the legacy CALL format (the provider has
+        switched). Also returned: how a free start was left (None unless ``free_start``)."""
         fmt = call_format(self.provider)
 
         def build() -> CompletionRequest:
             return planning_request(
                 fmt,
                 self.settings.workspace.resolve(),
-                self._specs(no_writes, act_with),
+                self._specs(shape.no_writes, shape.act_with),
                 self.history,
                 max_tokens=self.settings.plan_max_tokens,
                 step=step,
-                answer_now=answer_now,
-                must_call=must_call,
+                answer_now=shape.answer_now,
+                must_call=shape.must_call,
                 instructions=self._instructions(),
-                request=text,
+                request=shape.text,
             )
 
         request = await self._fitted(turn_id, build)
         start = None
-        if free_start:
+        if shape.free_start:
             offered = {spec.function.name for spec in request.tools or ()}
             nameable = [t.name for t in self.registry if t.values_said and t.name in offered]
-            start = await first_step_request(self.provider, request, text, nameable)
+            start = await first_step_request(self.provider, request, shape.text, nameable)
             request = start.request
         try:
             reply = await stream_reply(
@@ -569,23 +572,13 @@ class Orchestrator:
                 request,
                 step=step,
                 hold_markup=True,
-                one_call=one_call,
+                one_call=shape.one_call,
             )
         except ToolsRejected as exc:
             if call_format(self.provider) == fmt:  # it did not switch: do not loop
                 raise
             self.bus.emit(ev.ErrorRaised, turn_id, message=str(exc), recoverable=True)
-            return await self._plan_step(
-                turn_id,
-                step,
-                answer_now,
-                must_call,
-                free_start,
-                no_writes,
-                text,
-                act_with,
-                one_call,
-            )
+            return await self._plan_step(turn_id, step, shape)
         return reply, start
 
     def _specs(self, no_writes: bool = False, act_with: tuple[Risk, ...] = ()) -> list[ToolSpec]:
