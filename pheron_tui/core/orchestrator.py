@@ -153,10 +153,6 @@ class _StepShape:
     text: str = ""
     act_with: tuple[Risk, ...] = ()
     """Only tools of these tiers are offered (``TaskState.act_with``)."""
-    one_call: bool = False
-    """The reply ends with its first call. Work on the workspace goes a call at a time, each
-    made after the last one's result: given room for several, the 1.5B model asked to fix a
-    bug wrote two reads, two edits of made-up text and a test run at once."""
 
 
 @dataclass
@@ -431,7 +427,6 @@ class Orchestrator:
                 no_writes=state.writes_refused is not None,
                 text=state.request,
                 act_with=act_with,
-                one_call=state.about_workspace,
             )
             reply, start = await self._plan_step(turn_id, step, shape)
             fmt = call_format(self.provider)
@@ -572,7 +567,6 @@ class Orchestrator:
                 request,
                 step=step,
                 hold_markup=True,
-                one_call=shape.one_call,
             )
         except ToolsRejected as exc:
             if call_format(self.provider) == fmt:  # it did not switch: do not loop

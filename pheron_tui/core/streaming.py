@@ -86,12 +86,10 @@ _COMPLETE_CALL = re.compile(r"<tool_call>.*?</tool_call>|CALL\(.*?\n", re.DOTALL
 class RepeatedCallGuard:
     """Watches a reply's answer text and says when it writes a call it already wrote. A
     reply may hold several calls; a small model given that room writes the same call line
-    after line, and nothing after the first copy is worth waiting for. With ``one_call``, a
-    reply is done with its first call (``repeated`` then means "stop here")."""
+    after line, and nothing after the first copy is worth waiting for."""
 
-    def __init__(self, one_call: bool = False) -> None:
+    def __init__(self) -> None:
         self._parts: list[str] = []
-        self.one_call = one_call
         self.repeated = False
 
     def feed(self, text: str) -> None:
@@ -103,7 +101,7 @@ class RepeatedCallGuard:
         if "CALL(" not in written and "<tool_call>" not in written:  # prose: nothing to scan
             return
         calls = [" ".join(m.group(0).split()) for m in _COMPLETE_CALL.finditer(written)]
-        self.repeated = len(calls) != len(set(calls)) or (self.one_call and len(calls) > 0)
+        self.repeated = len(calls) != len(set(calls))
 
 
 @dataclass
@@ -165,13 +163,11 @@ async def stream_reply(
     step: int = 0,
     show_answer: bool = True,
     hold_markup: bool = False,
-    one_call: bool = False,
 ) -> StreamedReply:
     """Stream ``request``; think text goes out as ThinkDelta, answer text as AnswerDelta.
 
     With ``hold_markup`` (planning) the answer is shown only up to the first tool-call, CLARIFY
-    or ``<final>`` marker. With ``show_answer`` off nothing is shown (classify, critic). With
-    ``one_call`` the reply ends once its first call is written out.
+    or ``<final>`` marker. With ``show_answer`` off nothing is shown (classify, critic).
     """
     phase = request.purpose
     guard = ThinkGuard()
@@ -185,7 +181,7 @@ async def stream_reply(
     first_token_at: float | None = None
     chunks = 0
     loop = LoopGuard()
-    calls = RepeatedCallGuard(one_call)
+    calls = RepeatedCallGuard()
     reading: PromptProgressChunk | None = None  # the last progress of a prompt being read
 
     def progress(processed: int, total: int) -> None:

@@ -54,29 +54,6 @@ async def test_a_reply_that_writes_a_call_again_ends_there_quietly(make_agent) -
     assert said.count("CALL(list_dir)") == 2  # it stopped at the copy
 
 
-async def test_work_on_the_workspace_goes_one_call_a_reply(make_agent) -> None:
-    """Given room for several calls, the 1.5B model asked to fix a bug wrote two reads, two
-    edits of made-up text and a test run in one reply, then wrote them again. A request about
-    the workspace gets one call a reply, each made after the last one's result: the reply ends
-    with its first call, and what came after it is never generated."""
-    read = 'CALL(read_file) WITH {"path": "notes.md"}\n'
-    guess = 'CALL(edit_file) WITH {"path": "notes.md", "old": "x", "new": "y"}\n'
-    edit = 'CALL(edit_file) WITH {"path": "notes.md", "old": "milk", "new": "bread"}\n'
-    agent = make_agent(
-        native_tools=False,
-        classify=["task"],
-        plan=[[read, guess, *["more\n"] * 30], edit, "<final>Done.</final>"],
-        critic=["PASS: ok"],
-    )
-    result = await agent.orchestrator.submit("In notes.md, change milk to bread.")
-    assert result.answer == "Done."
-    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file", "edit_file"]
-    assert [e.ok for e in agent.of("ToolCallFinished")] == [True, True]
-    second = [r for r in agent.provider.requests if r.purpose == "plan"][1]
-    [said, *_] = [m.content for m in second.messages if m.role == "assistant"]
-    assert said == read.strip()
-
-
 def test_repetition_is_found_only_when_it_runs_on() -> None:
     assert repeating_tail("The same sentence again. " * 30) == "The same sentence again. "
     prose = " ".join(f"word{i}" for i in range(300))
