@@ -5,7 +5,9 @@ other: read a file and write it back, run the tests and edit what failed. Their 
 arguments were written before the earlier results existed, so they are guesses. A call that
 only reads runs whatever came before it; a change waits (shown, not run) when an earlier
 call of the reply informs it (one that reads or runs something, of another tool) or did not
-go through. A change after a change (write a file, then run it) goes on.
+go through. A change after a change (write a file, then run it) goes on. What a waiting call
+is told is for the person reading the tool log: the model's history leaves such calls out
+(``Orchestrator._run_calls``), and its next step makes them again if they are still needed.
 """
 
 from __future__ import annotations
@@ -36,13 +38,13 @@ class CallOrder:
         if failed:
             return (
                 f"Not run: {', '.join(failed)}, before it in the same reply, did not go "
-                f"through. See why; then call {tool} again if it is still needed."
+                "through; the model is shown that result first."
             )
         unseen = [name for name, tier, _ in self.made if tier in INFORMING and name != tool]
         if unseen:
             return (
                 f"Not run: this {tool} call came in the same reply as "
-                f"{', '.join(dict.fromkeys(unseen))}, before its result was seen. Read that "
-                f"result; then call {tool} again if it is still needed."
+                f"{', '.join(dict.fromkeys(unseen))}, before its result was seen; the model "
+                "is shown that result first."
             )
         return None
