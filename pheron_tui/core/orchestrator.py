@@ -37,7 +37,6 @@ from pheron_tui.core.context import (
 )
 from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.errors import PheronError
-from pheron_tui.core.events import Risk
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.grounding import guessed_values, without_unasked
 from pheron_tui.core.intent import (
@@ -151,7 +150,7 @@ class _StepShape:
     """The request asks for no change (only a question, or only a run): no tool that writes
     is offered."""
     text: str = ""
-    act_with: tuple[Risk, ...] = ()
+    act_with: tuple[ev.Risk, ...] = ()
     """Only tools of these tiers are offered (``TaskState.act_with``)."""
 
 
@@ -575,7 +574,7 @@ class Orchestrator:
             return await self._plan_step(turn_id, step, shape)
         return reply, start
 
-    def _specs(self, no_writes: bool = False, act_with: tuple[Risk, ...] = ()) -> list[ToolSpec]:
+    def _specs(self, no_writes: bool = False, act_with: tuple[ev.Risk, ...] = ()) -> list[ToolSpec]:
         """The tools the model is offered: in plan mode, only those that only read; for a
         request that only asks, or only orders a run, all but those that write. A small model
         offered edit_file for "Which function reverses a string?" proposes a rename, and
