@@ -1,6 +1,7 @@
 """Everyday tasks end to end: does the agent do the job, and does its critic know?
 
-Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--only N,M] [--timeout S] [--log DIR]
+Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out]
+     [--only N,M] [--timeout S] [--log DIR]
 
 Each task starts from a fresh copy of a small fixture project (a calculator with a bug and a
 failing check, notes with TODOs, a CSV, a config module) and runs through the installed command,
@@ -9,6 +10,10 @@ exactly as a user scripting the agent would:
 effect: files on disk, a check script that must pass, or facts the answer must state. Printed
 per task: right or not, the critic's verdict, tool calls, tokens (prompt / generated), wall
 time; then the success rate and how often the critic agreed with the check.
+
+``--set held-out`` runs a second project (a shop's inventory with a bug, a log, JSON settings, a
+shell script, a nested package) with tasks written after the agent's aids were built: the
+everyday set was looked at while building them, this one shows whether they carry over.
 """
 
 from __future__ import annotations
@@ -203,6 +208,112 @@ TASKS = [
 ]  # fmt: skip
 
 
+# The held-out set: another project, other wordings.
+SHOP = {
+    "inventory.py": (
+        'PRICES = {"apple": 0.5, "pear": 0.75, "plum": 0.3}\n\n\n'
+        "def total(items):\n"
+        '    """The summed price of the named items."""\n'
+        "    cost = 0\n"
+        "    for item in items:\n"
+        "        cost = PRICES[item]\n"
+        "    return cost\n\n\n"
+        "def in_stock(item):\n    return item in PRICES\n"
+    ),
+    "check_inventory.py": (
+        "from inventory import in_stock, total\n\n"
+        'assert in_stock("plum")\n'
+        'assert total(["apple", "pear"]) == 1.25, total(["apple", "pear"])\n'
+        'print("inventory ok")\n'
+    ),
+    "settings.json": '{\n  "debug": false,\n  "port": 8080\n}\n',
+    "CHANGELOG.md": (
+        "# Changelog\n\n## 1.4.0\n- plums\n\n## 1.3.2\n- fix pear price\n\n"
+        "## 1.3.0\n- first release\n"
+    ),
+    "app.log": (
+        "INFO start\nERROR price missing for kiwi\nINFO order 17\n"
+        "WARNING slow disk\nERROR timeout talking to bank\nINFO stop\n"
+    ),
+    "names.txt": "Maya\nBen\nZoe\nAlex\nOmar\n",
+    "greet.sh": '#!/bin/sh\necho "hi $1"\n',
+    "shop/__init__.py": "",
+    "shop/text.py": ('def slugify(title):\n    return "-".join(title.lower().split())\n'),
+}
+
+
+def says_any(*wordings: str) -> Callable[[Path, str], bool]:
+    """The answer states one of these (case-insensitive)."""
+    return lambda _ws, answer: any(w.lower() in answer.lower() for w in wordings)
+
+
+def shop_fixed(ws: Path, answer: str) -> bool:
+    return (ws / "check_inventory.py").read_text() == SHOP["check_inventory.py"] and passes(
+        [sys.executable, "check_inventory.py"]
+    )(ws, answer)
+
+
+def port_set(ws: Path, _answer: str) -> bool:
+    try:
+        settings = json.loads((ws / "settings.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return settings == {"debug": False, "port": 9090}
+
+
+def names_sorted(ws: Path, _answer: str) -> bool:
+    lines = (ws / "names.txt").read_text().split()
+    return lines == sorted(SHOP["names.txt"].split())
+
+
+def greet_moved(ws: Path, _answer: str) -> bool:
+    moved = ws / "scripts" / "greet.sh"
+    return (
+        not (ws / "greet.sh").exists() and moved.is_file() and moved.read_text() == SHOP["greet.sh"]
+    )
+
+
+def is_empty_added(ws: Path, answer: str) -> bool:
+    probe = (
+        "import inventory as i; assert i.is_empty([]) is True; assert i.is_empty([1]) is False;"
+        " assert i.in_stock('pear')"
+    )
+    return passes([sys.executable, "-c", probe])(ws, answer)
+
+
+def logs_deleted(ws: Path, _answer: str) -> bool:
+    return not list(ws.glob("*.log")) and (ws / "names.txt").is_file()
+
+
+def todo_written(ws: Path, _answer: str) -> bool:
+    path = ws / "todo.txt"
+    return path.is_file() and path.read_text().split() == ["one", "two", "three"]
+
+
+HELD_OUT = [
+    Task("What does total in inventory.py do?", says("price")),
+    Task("Find the bug in the total function of inventory.py.", says_any("+=", "overwrit", "replace", "instead of add", "reassign", "only the last")),
+    Task("Fix inventory.py so that python3 check_inventory.py passes.", shop_fixed),
+    Task("How many ERROR lines are in app.log?", says("2")),
+    Task("Set the port in settings.json to 9090.", port_set),
+    Task("Create todo.txt with three lines: one, two, three", todo_written),
+    Task("Sort the names in names.txt alphabetically and save the file.", names_sorted),
+    Task("What is the latest version in CHANGELOG.md?", says("1.4.0")),
+    Task("Move greet.sh into a new folder called scripts.", greet_moved),
+    Task("Run greet.sh with the argument Sam and tell me what it prints.", says("hi Sam")),
+    Task("Where is slugify defined?", says("text.py")),
+    Task("What is 2 to the power of 10?", says("1024"), chat=True),
+    Task("Translate 'good morning' into Spanish.", says("buenos"), chat=True),
+    Task("Add a function is_empty(items) to inventory.py that returns True when the list is empty.", is_empty_added),
+    Task("How many names are in names.txt?", says("5")),
+    Task("Delete every .log file here.", logs_deleted),
+    Task("Is debug turned on in settings.json?", says_any("false", "not", "off", "no,", "no.")),
+    Task("What does slugify return for 'Big Red Apple'?", says("big-red-apple")),
+]  # fmt: skip
+
+SETS = {"everyday": (FIXTURE, TASKS), "held-out": (SHOP, HELD_OUT)}
+
+
 @dataclass
 class Outcome:
     right: bool
@@ -214,11 +325,12 @@ class Outcome:
     status: str
 
 
-def run_task(task: Task, args: argparse.Namespace) -> Outcome:
+def run_task(number: int, task: Task, fixture: dict[str, str], args: argparse.Namespace) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="pheron-task-") as tmp:
         ws = Path(tmp) / "project"
         ws.mkdir()
-        for name, text in FIXTURE.items():
+        for name, text in fixture.items():
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
             (ws / name).write_text(text)
         command = [str(PHERON), "run", "--json", "--approve", "all", "--workspace", str(ws)]
         command += ["--provider", args.provider, "--model", args.model, task.prompt]
@@ -231,7 +343,7 @@ def run_task(task: Task, args: argparse.Namespace) -> Outcome:
         seconds = time.perf_counter() - started
         if args.log:
             args.log.mkdir(parents=True, exist_ok=True)
-            (args.log / f"task{TASKS.index(task) + 1:02d}.jsonl").write_text(stdout)
+            (args.log / f"task{number:02d}.jsonl").write_text(stdout)
         events = []
         for line in stdout.splitlines():
             try:
@@ -250,7 +362,7 @@ def run_task(task: Task, args: argparse.Namespace) -> Outcome:
         right = task.check(ws, answer)
         if args.log:
             # The check beside the events, so bench/critic_replay.py can re-judge this work.
-            check_file = args.log / f"task{TASKS.index(task) + 1:02d}.check.json"
+            check_file = args.log / f"task{number:02d}.check.json"
             check_file.write_text(json.dumps({"prompt": task.prompt, "right": right}))
         return Outcome(
             right=right,
@@ -267,17 +379,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", default="llamacpp")
     parser.add_argument("--model", default="default")
+    parser.add_argument("--set", choices=sorted(SETS), default="everyday", dest="task_set")
     parser.add_argument("--only", help="task numbers to run, e.g. 1,3,7 (default: all)")
     parser.add_argument("--timeout", type=float, default=400)
     parser.add_argument("--log", type=Path, help="keep each task's --json events in this folder")
     args = parser.parse_args()
-    chosen = [int(n) for n in args.only.split(",")] if args.only else range(1, len(TASKS) + 1)
-    print(f"everyday tasks · {args.provider} · {args.model} · {len(chosen)} of {len(TASKS)}")
+    fixture, tasks = SETS[args.task_set]
+    chosen = [int(n) for n in args.only.split(",")] if args.only else range(1, len(tasks) + 1)
+    print(f"{args.task_set} tasks · {args.provider} · {args.model} · {len(chosen)} of {len(tasks)}")
     print(f"{'#':>3} {'ok':>3} {'critic':>6} {'calls':>5} {'new tok':>8} {'gen':>5} {'s':>6}  task")
     outcomes = []
     for number in chosen:
-        task = TASKS[number - 1]
-        outcome = run_task(task, args)
+        task = tasks[number - 1]
+        outcome = run_task(number, task, fixture, args)
         outcomes.append(outcome)
         print(
             f"{number:>3} {'✓' if outcome.right else '✗':>3} {outcome.verdict:>6} "
