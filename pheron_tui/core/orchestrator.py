@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,13 +19,11 @@ from pheron_tui.core import events as ev
 from pheron_tui.core.approval import ApprovalGate, Policy, shown_rules
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import (
-    CallFormat,
     FirstStep,
     call_format,
     first_step_request,
     planning_request,
 )
-from pheron_tui.core.call_order import CallOrder
 from pheron_tui.core.checkpoints import Checkpointer, TurnRecords
 from pheron_tui.core.context import (
     ContextPart,
@@ -35,10 +32,9 @@ from pheron_tui.core.context import (
     request_tokens,
     summarise,
 )
-from pheron_tui.core.critic import CriticAgent, Step
+from pheron_tui.core.critic import CriticAgent
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.grounding import guessed_values, without_unasked
 from pheron_tui.core.intent import (
     asks_only_to_know,
     classify,
@@ -54,7 +50,7 @@ from pheron_tui.core.limits import (
     DEFAULT_OUTPUT_CAP_CHARS,
     DEFAULT_SHELL_TIMEOUT_S,
 )
-from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
+from pheron_tui.core.messages import CompletionRequest, Message, ToolSpec
 from pheron_tui.core.parsing import (
     ParsedCall,
     decode_arguments,
@@ -66,33 +62,28 @@ from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
     code_places_note,
-    observation_message,
     with_attachments,
     with_instructions,
 )
 from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
+from pheron_tui.core.reply_calls import CallRunner
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.core.task_state import (
-    ALREADY_CALLED,
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
     FAILED_CHANGE_MESSAGE,
     PARROT_MESSAGE,
-    REPEATED_CALL_MESSAGE,
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
     TaskEnded,
     TaskState,
-    guessed_values_message,
     parrots,
-    unfit_call_message,
     unsummarised_answer,
     words,
 )
-from pheron_tui.core.tool_fit import does_not_fit
-from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry
+from pheron_tui.core.tools import ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
 
@@ -154,22 +145,6 @@ class _StepShape:
     """Only tools of these tiers are offered (``TaskState.act_with``)."""
 
 
-@dataclass
-class _ReplyRun:
-    """One reply's calls as they run: what the model will be told, and which calls wait."""
-
-    fmt: CallFormat
-    said: str
-    """What was said before the reply's calls, where their values must come from."""
-    start: FirstStep | None
-    order: CallOrder = field(default_factory=CallOrder)
-    results: list[Message] = field(default_factory=list)
-    put_off: set[int] = field(default_factory=set)
-    """The calls (their places in the reply) put off to the next step (``call_order``)."""
-    repeat_told: bool = False
-    """A repeated call of the reply was answered with what the next step must do."""
-
-
 class Orchestrator:
     def __init__(
         self,
@@ -187,7 +162,7 @@ class Orchestrator:
         self.history: list[Message] = []
         self.critic = CriticAgent(provider, self._generate_quietly)
         self._turn_ids = itertools.count(1)
-        self._call_ids = itertools.count(1)
+        self.calls = CallRunner(provider, registry, self.executor, bus)
         self._turn_id = 0
         self._task: asyncio.Task[TurnResult] | None = None
         self.turns = TurnRecords()
@@ -468,14 +443,18 @@ class Orchestrator:
                 calls.extend(parsed.calls)
             calls = distinct_calls(calls)
             if calls:
-                await self._run_calls(
+                # On the first step, what was said before the reply's calls (its reasoning,
+                # not the calls themselves): where their values must come from.
+                said = [*(m.content for m in self.history), reply.think] if step == 1 else []
+                await self.calls.run(
                     turn_id,
                     state,
                     reply,
                     parsed.text,
                     calls,
                     fmt,
-                    first_step=step == 1,
+                    self._remember,
+                    said="\n".join(said),
                     start=start,
                 )
                 continue
@@ -698,190 +677,3 @@ class Orchestrator:
             reason=review.reason,
             auto=review.auto,
         )
-
-    # -- tool calls ----------------------------------------------------------------------------
-    def _asked_only(self, call: ParsedCall, said: str) -> Any:
-        """The call's arguments without the optional ones ``said`` gives no sign of
-        (``unasked_options``): the tool's defaults stand for what nobody asked."""
-        tool = self.registry.get(call.name)
-        if tool is None or not tool.options_said or not isinstance(call.arguments, dict):
-            return call.arguments
-        asked = without_unasked(
-            call.arguments, self.registry.spec(tool).function.model_dump(), said
-        )
-        if len(asked) < len(call.arguments):
-            log.info(
-                "%s: left out %s, which nobody asked for",
-                call.name,
-                call.arguments.keys() - asked.keys(),
-            )
-        return asked
-
-    def _guessed(self, call: PreparedCall, said: str, start: FirstStep) -> list[float | str]:
-        """The values ``call`` needs that ``said`` does not give, judged as closely as ``start``
-        asks (none for a tool whose values the model writes, ``Tool.values_said``)."""
-        if not call.tool.values_said:
-            return []
-        tool = self.registry.spec(call.tool).function.model_dump()
-        return guessed_values(call.arguments, tool, said, chosen=start.call != "named")
-
-    async def _unfit(self, call: PreparedCall, text: str, start: FirstStep) -> bool:
-        """Whether a first call the request did not name goes to a tool not made for what
-        ``text`` asks, in the model's own judgement (``tool_fit``). A workspace tool the
-        model chose is not judged: looking around before answering is its to choose. A call
-        it was made to make at a low chance (``unsure``) must clearly fit, whatever the tool."""
-        unsure = start.call == "unsure"
-        if start.call == "named" or (call.tool.on_workspace and not unsure):
-            return False
-        tool = self.registry.spec(call.tool).function
-        return await does_not_fit(self.provider, text, tool, sure=unsure)
-
-    async def _run_calls(
-        self,
-        turn_id: int,
-        state: TaskState,
-        reply: StreamedReply,
-        prose: str,
-        calls: list[ParsedCall],
-        fmt: CallFormat,
-        first_step: bool = False,
-        start: FirstStep | None = None,
-    ) -> None:
-        """Run the reply's calls in order. ``first_step``: the task's first, where an optional
-        argument nobody asked for is left out (``without_unasked``); nothing but the request
-        can have given it yet. ``start``: a first step about no file of the workspace, where
-        a call whose values nobody gave is not run either (``guessed_values``, as closely as
-        the step's call was vouched for) and the answer is asked for instead."""
-        # What was said before this reply's calls (its reasoning, not the calls themselves):
-        # where a call's values must come from. (A guess-checked step is a first step.)
-        said = "\n".join([*(m.content for m in self.history), reply.think]) if first_step else ""
-        # Every call in the reply, in order: a PreparedCall to run, or the problem to report.
-        planned: list[tuple[str, ParsedCall, PreparedCall | str]] = []
-        for call in calls:
-            call_id = f"call-{next(self._call_ids)}"
-            if call.error is not None and call.name and self.registry.get(call.name) is None:
-                # CALL(test_calc.py): the name is the first thing wrong, and the tools'
-                # names are what helps the model most (it meant shell_exec).
-                planned.append((call_id, call, self.registry.unknown(call.name)))
-                continue
-            if call.error is not None:
-                planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
-                continue
-            arguments = self._asked_only(call, said) if first_step else call.arguments
-            try:
-                planned.append((call_id, call, self.registry.prepare(call.name, arguments)))
-            except ToolCallError as exc:
-                planned.append((call_id, call, str(exc)))
-        structured = [
-            ToolCall(
-                id=call_id,
-                name=item.tool.name
-                if isinstance(item, PreparedCall)
-                else call.name or "invalid_call",
-                arguments=item.arguments if isinstance(item, PreparedCall) else call.arguments,
-            )
-            for call_id, call, item in planned
-        ]
-        run = _ReplyRun(fmt, said, start)
-        try:
-            for number, (call_id, call, item) in enumerate(planned):
-                await self._run_planned(turn_id, state, run, number, call_id, call, item)
-        finally:
-            # The reply is remembered after its calls ran, without those put off: shown to the
-            # user, but to the model as if never written (told of them, the 1.5B model wrote
-            # the same guessed edits again, or answered with the note).
-            kept = [call for n, call in enumerate(structured) if n not in run.put_off]
-            answer = fmt.written_calls(prose, kept) if run.put_off else reply.answer
-            self._remember(fmt.assistant_message(answer, prose, reply.think, kept))
-            for message in run.results:
-                self._remember(message)
-
-    async def _run_planned(
-        self,
-        turn_id: int,
-        state: TaskState,
-        run: _ReplyRun,
-        number: int,
-        call_id: str,
-        call: ParsedCall,
-        item: PreparedCall | str,
-    ) -> None:
-        """Run the reply's call ``number`` (or report why it cannot run)."""
-        fmt, said, start, order = run.fmt, run.said, run.start, run.order
-        if isinstance(item, str):
-            order.add(call.name or "invalid_call", None, ok=False)
-            self.bus.emit(
-                ev.ErrorRaised,
-                turn_id,
-                message=f"the model's tool call was not run: {item}",
-                recoverable=True,
-                kind="tool_call",
-            )
-            run.results.append(
-                fmt.result_message(call_id, call.name or "invalid_call", fmt.call_error(item))
-            )
-            state.note_outcome(("malformed", item), "failed")
-            return
-        key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
-        if key == state.last_success or key in state.reads_done:
-            # Small models loop on a call that already worked, or between two reads
-            # (read, search, read, search…). Running it again tells them nothing new;
-            # saying so, and asking for the answer, does. Not an error the user has to
-            # read: the answer follows.
-            log.info("turn %s: %s repeated; not run again", turn_id, item.tool.name)
-            # What the next step must do is said once a reply: told to act on its first
-            # repeated read and to answer on its second, the 1.5B model was made to answer
-            # and gave the request back.
-            note = ALREADY_CALLED
-            if not run.repeat_told:
-                run.repeat_told = True
-                undone = state.undone_order()
-                if undone:
-                    # Reading round and round instead of doing what was ordered.
-                    state.tell_to_act(undone)
-                    note = f"{ALREADY_CALLED} {undone}"
-                else:
-                    state.answer_now, note = True, REPEATED_CALL_MESSAGE
-            run.results.append(fmt.result_message(call_id, item.tool.name, note))
-            order.add(item.tool.name, item.tool.risk, ok=True)
-            return
-        # A small model asked "Which function reverses a string?" may edit the file, told
-        # to run the tests it may write one: the user asked for no change, so the write is
-        # shown denied, never asked.
-        withheld = state.writes_refused if item.tool.risk == "write" else None
-        waits = None if withheld else order.waits(item.tool.name, item.tool.risk)
-        deferred = waits is not None
-        if waits:
-            # Several calls in one reply: a change written before an earlier call's result
-            # was seen is a guess at it (call_order). Shown, not run; the model sees first.
-            withheld = (waits, "order check")
-        guessed = self._guessed(item, said, start) if start else []
-        if guessed:
-            # Made to call with no tool that fits, a small model calls the nearest one with
-            # numbers and names of its own. Nothing the user gave goes in: not run, and the
-            # model answers without it (or asks for the values).
-            withheld = (guessed_values_message(item.tool.name, guessed), "value check")
-            state.answer_now, deferred = True, False
-        elif start and await self._unfit(item, state.request, start):
-            # Or with the values the user did give: a lawyer search for a security
-            # guard. Not run either.
-            withheld = (unfit_call_message(item.tool.name), "fit check")
-            state.answer_now, deferred = True, False
-        outcome = await self.executor.run(turn_id, call_id, item, withheld)
-        order.add(item.tool.name, item.tool.risk, outcome.ok)
-        if deferred:
-            run.put_off.add(number)  # not a step: the model does not see it
-            return
-        observation = outcome.observation
-        state.last_success = key if outcome.ok else None
-        if item.tool.risk != "read":
-            state.reads_done.clear()
-        elif outcome.ok:
-            state.reads_done.add(key)
-        state.last_result = (item.tool.name, observation)
-        state.steps.append(
-            Step(item.tool.name, item.arguments, item.tool.risk, outcome.status, observation)
-        )
-        shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
-        run.results.append(fmt.result_message(call_id, item.tool.name, shown))
-        state.note_outcome(key, outcome.status)
