@@ -212,9 +212,18 @@ class SearchFiles(PathTool):
                     return ToolResult(ok=True, observation=f"{said}. {as_read(shown, data, size)}")
                 said += f"; read_file {shown} shows all of it"
             return ToolResult(ok=True, observation=said)
+        # The count is said: shown a match among the lines around it, the 1.5B model asked
+        # how many ERROR lines a log has counted the context lines too.
+        found = search.found
+        files = len(search.files)
+        head = (
+            f"{found}{'+' if found >= search.cap else ''} matching line{'s' if found != 1 else ''}"
+            f" in {files} file{'s' if files != 1 else ''}"
+        )
         if len(search.hits) <= CONTEXT_MATCHES and not search.timed_out:
             matches = search.with_context()
-        return ToolResult(ok=not search.timed_out, observation="\n".join(matches))
+            head += ' (marked "path:N:"; the lines around them "path-N-")'
+        return ToolResult(ok=not search.timed_out, observation="\n".join([f"{head}:", *matches]))
 
 
 SHOWN_WHOLE = 200
@@ -244,6 +253,10 @@ class _Search:
         self.timed_out = False
         self.hits: list[tuple[str, int, list[str]]] = []
         """(shown path, line number, the file's lines) of the first few matches."""
+        self.found = 0
+        """Matching lines found (up to ``cap``)."""
+        self.files: set[str] = set()
+        """The files they are in."""
 
     def _files(self, root: Path) -> list[Path]:
         files = [root] if root.is_file() else []
@@ -280,6 +293,8 @@ class _Search:
                 if found:
                     shown = display_path(self.workspace, file)
                     results.append(f"{shown}:{number}: {line[:300]}")
+                    self.found += 1
+                    self.files.add(shown)
                     if len(self.hits) <= CONTEXT_MATCHES:
                         self.hits.append((shown, number, lines))
                     if len(results) >= self.cap:

@@ -117,6 +117,7 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
     )
     found = (await call(tmp_path, "search_files", pattern="average")).observation
     assert found.splitlines() == [
+        '1 matching line in 1 file (marked "path:N:"; the lines around them "path-N-"):',
         "calc.py-4- ",
         "calc.py:5: def average(numbers):",
         "calc.py-6-     return sum(numbers) / (len(numbers) - 1)",
@@ -134,6 +135,17 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
     (tmp_path / "many.txt").write_text("average\nfiller\n" * 6)
     found = (await call(tmp_path, "search_files", pattern="average")).observation
     assert "filler" not in found and found.count("average") == 7
+    assert found.startswith("7 matching lines in 2 files:\n")
+
+
+async def test_a_search_says_how_many_lines_match_apart_from_the_lines_around_them(
+    tmp_path: Path,
+) -> None:
+    # Shown among its neighbours, a match is easy to miscount: the count is said first.
+    (tmp_path / "app.log").write_text("INFO start\nERROR kiwi\nINFO order 17\nERROR bank\n")
+    found = (await call(tmp_path, "search_files", pattern="ERROR", path="app.log")).observation
+    assert found.splitlines()[0].startswith("2 matching lines in 1 file")
+    assert "app.log-3- INFO order 17" in found
 
 
 async def test_read_file_says_how_many_lines_there_are(workspace: Path) -> None:
