@@ -38,10 +38,12 @@ class CallFormat:
     def legacy(self) -> bool:
         return self.name == "legacy"
 
-    def system_prompt(self, workspace: Path, specs: Sequence[ToolSpec]) -> str:
+    def system_prompt(
+        self, workspace: Path, specs: Sequence[ToolSpec], several: bool = True
+    ) -> str:
         if self.legacy:
             ubids = {spec.function.name: ubid(spec.function.name) for spec in specs}
-            return legacy_planning_system(workspace, list(specs), ubids)
+            return legacy_planning_system(workspace, list(specs), ubids, several)
         return native_planning_system(workspace)
 
     def tool_choice(self, step: int, answer_now: bool, must_call: bool) -> ToolChoice:
@@ -136,14 +138,16 @@ def planning_request(
     must_call: bool = False,
     instructions: str = "",
     request: str = "",
+    several: bool = True,
 ) -> CompletionRequest:
     """One planning request. Legacy prompts describe the tools in the system prompt; the specs
     still travel so an engine can constrain the CALL to them. ``instructions`` (the project's
     AGENTS.md, plan mode) follow the system prompt. On the first step the user's ``request``
-    makes the options it names required (``with_named_options``)."""
+    makes the options it names required (``with_named_options``). ``several``: a reply may
+    hold several calls (``parallel_tool_calls``)."""
     if step == 1 and request:
         specs = with_named_options(specs, request)
-    system = with_instructions(fmt.system_prompt(workspace, specs), instructions)
+    system = with_instructions(fmt.system_prompt(workspace, specs, several), instructions)
     return CompletionRequest(
         messages=[
             Message(role="system", content=system),
@@ -151,6 +155,7 @@ def planning_request(
         ],
         tools=specs,
         tool_choice=fmt.tool_choice(step, answer_now, must_call),
+        parallel_tool_calls=several,
         enable_thinking=True,
         max_tokens=max_tokens,
         purpose="plan",

@@ -191,21 +191,30 @@ FILE_LIMIT = 256_000
 _DEFINED = rb"(?:def|class|function|fn|func|const|let|var|struct|enum|interface|type)\s+%s\b"
 
 
+_SPEAKS_OF_CODE = re.compile(
+    r"\b(?:defin(?:e|ed|es|ition)|functions?|methods?|class(?:es)?|returns?|called|"
+    r"implement(?:s|ed)?|signature)\b",
+    re.IGNORECASE,
+)
+
+
 def code_like_words(text: str) -> tuple[set[str], set[str]]:
     """Words of the message that look like code rather than English: those with an underscore
     (``MAX_ITEMS``, ``parse_args``), which count where they occur; and those called
     (``average()``) or in backticks, which count only where they are defined (``print()`` is
-    everybody's)."""
+    everybody's). In a message that speaks of code (``Where is slugify defined?``, ``What
+    does total return?``) every other word counts where it is defined, too."""
     occurring: set[str] = set()
     defined: set[str] = set()
+    code_talk = _SPEAKS_OF_CODE.search(text) is not None
     for quoted, word, called in _IDENTIFIER.findall(text):
         name = (quoted or word).strip("()")
         if not name:
             continue
         if "_" in name.strip("_") and len(name) >= 3:
             occurring.add(name)
-        elif quoted or called:
-            defined.add(name)
+        elif quoted or called or (code_talk and len(name) >= 3):
+            defined.update((name, name.lower()) if code_talk and not quoted else (name,))
     return occurring, defined
 
 
@@ -232,8 +241,14 @@ def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
     occurring, defined = code_like_words(text)
     if not occurring and not defined:
         return []
-    needles = [(w, re.compile(rb"(?<!\w)%s(?!\w)" % re.escape(w.encode()))) for w in occurring]
-    needles += [(w, re.compile(_DEFINED % re.escape(w.encode()))) for w in defined]
+
+    # One pattern for each kind, the name its group: a long message that speaks of code
+    # gives many words, and the files are read once for all of them.
+    def alternatives(names: set[str]) -> bytes:
+        return b"(%s)" % b"|".join(re.escape(w.encode()) for w in sorted(names, key=len)[::-1])
+
+    needles = [re.compile(rb"(?<!\w)%s(?!\w)" % alternatives(occurring))] if occurring else []
+    needles += [re.compile(_DEFINED % alternatives(defined))] if defined else []
     places: list[CodePlace] = []
     seen = read = 0
     for folder, dirs, files in os.walk(workspace):
@@ -249,8 +264,9 @@ def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
                 continue
             read += len(data)
             if b"\x00" not in data[:1024]:
-                for word, needle in needles:
+                for needle in needles:
                     for match in needle.finditer(data):
+                        word = match.group(1).decode("utf-8", errors="replace")
                         start = data.rfind(b"\n", 0, match.start()) + 1
                         end = data.find(b"\n", match.end())
                         line = data[start : end if end != -1 else len(data)]

@@ -71,6 +71,9 @@ class CompletionRequest(BaseModel):
     purpose: Purpose = "chat"
     temperature: float = 0.0
     tool_choice: Literal["auto", "required", "none"] = "auto"
+    parallel_tool_calls: bool = True
+    """Whether a reply may hold several calls (OpenAI's field of that name); False asks for
+    one a reply, and an engine that constrains calls holds a reply that must call to one."""
 
 
 class Usage(BaseModel):

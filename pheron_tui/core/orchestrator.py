@@ -143,6 +143,11 @@ class _StepShape:
     text: str = ""
     act_with: tuple[ev.Risk, ...] = ()
     """Only tools of these tiers are offered (``TaskState.act_with``)."""
+    several: bool = True
+    """A reply may hold several calls. Not on a task about the workspace: offered several,
+    the 1.5B model read a file, listed the folder, searched every line of every file and
+    wrote the file it had not seen yet, all in its first reply; one step at a time, each
+    call follows from the last result."""
 
 
 class Orchestrator:
@@ -401,6 +406,7 @@ class Orchestrator:
                 no_writes=state.writes_refused is not None,
                 text=state.request,
                 act_with=act_with,
+                several=not state.about_workspace,
             )
             reply, start = await self._plan_step(turn_id, step, shape)
             fmt = call_format(self.provider)
@@ -528,6 +534,7 @@ class Orchestrator:
                 must_call=shape.must_call,
                 instructions=self._instructions(),
                 request=shape.text,
+                several=shape.several,
             )
 
         request = await self._fitted(turn_id, build)

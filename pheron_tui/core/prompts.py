@@ -126,7 +126,17 @@ def _parameter_lines(schema: Any, indent: str, depth: int = 0) -> list[str]:
     return lines
 
 
-def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[str, str]) -> str:
+SEVERAL_CALLS = (
+    "When the request asks for several things none of which needs another's result, "
+    "write one such line for each, one under the other, in the same reply. "
+)
+
+
+def legacy_planning_system(
+    workspace: Path, tools: list[ToolSpec], ubids: dict[str, str], several: bool = True
+) -> str:
+    """The legacy planning prompt. ``several``: a reply may hold several independent calls, a
+    line each (one a reply otherwise)."""
     blocks = []
     for spec in tools:
         fn = spec.function
@@ -139,8 +149,7 @@ def legacy_planning_system(workspace: Path, tools: list[ToolSpec], ubids: dict[s
         f"{tool_list}\n\n"
         "To use a tool, reply with exactly one line, for example:\n"
         'CALL(list_dir) WITH {"path": "."}\n'
-        "When the request asks for several things none of which needs another's result, "
-        "write one such line for each, one under the other, in the same reply. "
+        f"{SEVERAL_CALLS if several else ''}"
         "Call a tool only when it does what the request asks; when none of them does, reply "
         "with the answer yourself between <final> and </final>. "
         "Give every required argument, in the format its description asks for, and an "

@@ -127,10 +127,12 @@ def build_constraint(
     encode: Any,
     eos: int,
     decode: Any,
+    several: bool = True,
 ) -> ToolCallConstraint:
     """A constraint for one request. ``encode(text)`` tokenises the way the engine would
     (special tokens recognised), so a marker that is one token is referenced as that token;
-    ``decode(token)`` gives a token's text, to spot the start marker however it was spelt."""
+    ``decode(token)`` gives a token's text, to spot the start marker however it was spelt.
+    ``several``: a reply that must call may hold several calls (``parallel_tool_calls``)."""
     if tool_choice == "none":
         if fmt != "legacy":
             raise ValueError("a native format needs no constraint to leave tools alone")
@@ -144,7 +146,7 @@ def build_constraint(
     if tool_choice == "required":
         # The reply is the call: the start marker becomes part of the grammar.
         lead = f"<[{start_ids[0]}]>" if len(start_ids) == 1 else json.dumps(start)
-        grammar = body_grammar(fmt, tools, end, lead, calls=MAX_CALLS)
+        grammar = body_grammar(fmt, tools, end, lead, calls=MAX_CALLS if several else 1)
         return ToolCallConstraint(lltokenizer, grammar, None, eos)
     return ToolCallConstraint(
         lltokenizer,

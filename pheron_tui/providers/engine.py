@@ -126,6 +126,7 @@ class InProcessEngine(ABC):
                 self._encode,
                 self._eos(),
                 self._decode,
+                several=request.parallel_tool_calls,
             )
         except ValueError:
             return None  # a schema the grammar cannot express: generate unconstrained

@@ -279,7 +279,8 @@ class LlamaCppProvider(OpenAIProvider):
         if request.purpose != "plan":
             return None
         if request.tool_choice == "required":
-            return body_grammar("legacy", request.tools, lead='"CALL("', calls=MAX_CALLS)
+            calls = MAX_CALLS if request.parallel_tool_calls else 1
+            return body_grammar("legacy", request.tools, lead='"CALL("', calls=calls)
         # Free text under a grammar ends only at a token the grammar names: the end of turn.
         end = self._turn_end
         if not (end.startswith("<") and end.endswith(">") and len(end) > 2):

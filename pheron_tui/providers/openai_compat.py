@@ -188,6 +188,8 @@ class OpenAIProvider:
         if request.tools and not legacy:
             payload["tools"] = [spec.model_dump() for spec in request.tools]
             payload["tool_choice"] = request.tool_choice
+            if not request.parallel_tool_calls:
+                payload["parallel_tool_calls"] = False  # sent only when it asks for something
         if self._openrouter:
             payload["reasoning"] = {"enabled": request.enable_thinking}
         elif self._template_kwargs:

@@ -45,7 +45,10 @@ def _source_and_destination(
 
 class MovePath(PathTool):
     name = "move_path"
-    description = "Rename or move a file or folder in the workspace (never over an existing one)."
+    description = (
+        "Rename or move a file or folder in the workspace (never over an existing one). To "
+        'move it into a folder, give the folder as the destination, ending with "/".'
+    )
     risk = "write"
     path_fields = ("source", "destination")
 
@@ -65,10 +68,20 @@ class MovePath(PathTool):
         return max(risks, key=lambda r: r.tier == "dangerous")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        into = args.destination.endswith("/")
         ends = _source_and_destination(ctx, args.source, args.destination, resolve_entry)
         if isinstance(ends, ToolResult):
             return ends
         source, destination, shown = ends
+        if into or (destination.is_dir() and not destination.is_symlink()):
+            # As mv does: a folder given as the destination receives the entry (made first
+            # when it ends in "/"). Refused, the 1.5B model that had made the folder moved
+            # nothing; without the "/" it had renamed greet.sh to a file named scripts.
+            inside = f"{args.destination.rstrip('/')}/{source.name}"
+            ends = _source_and_destination(ctx, args.source, inside, resolve_entry)
+            if isinstance(ends, ToolResult):
+                return ends
+            source, destination, shown = ends
         try:
             await asyncio.to_thread(move_entry, ctx.workspace, source, destination)
         except FileNotFoundError:
@@ -76,6 +89,14 @@ class MovePath(PathTool):
         except (PathRefused, OSError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
             return ToolResult(ok=False, observation=f"could not move {shown}: {why}")
+        if destination.is_file() and source.suffix and not destination.suffix:
+            # greet.sh "moved" to scripts is a file named scripts: said, so a model that meant
+            # a folder sees it did not get one.
+            return ToolResult(
+                ok=True,
+                observation=f"moved {shown}: {destination.name} is now the file's name (no "
+                f'folder of that name existed; a destination ending with "/" is a folder)',
+            )
         return ToolResult(ok=True, observation=f"moved {shown}")
 
 

@@ -10,8 +10,19 @@ the same call again, three times. Asked for a docstring on add, it appended a se
   one of them changed, written to the file in any mode: each definition is put in place of
   the file's own, the rest of the file kept (``merged_definitions``); the diff shows it, and
   the result says so. Written as it already is, it is nothing to add.
+* a Python text made only of definitions the file does not have, written to it as a new
+  file: added at its end (``added_definitions``). Asked to add a function to inventory.py,
+  the 1.5B model wrote it as a new file three times over, though told to append.
+* a JSON object (or its ``"key": value`` lines) with only keys a JSON file's object has,
+  written to it in any mode: those keys take the new values, the rest is kept, in the file's
+  own layout (``merged_keys``). Told to set a port, the 1.5B model appended ``{"port": 9090}``
+  to settings.json, which then held two objects.
 * an overwrite made only of lines of the file, some changed (any kind of file): the changed
   lines are put in place (``merged_lines``).
+* a new version of the whole file written as a new file or as an addition (it keeps at least
+  half of the file's lines and every line it leaves out is one it changes): it replaces the
+  file (``rewritten``). Asked to sort a list of names, the 1.5B model could not: edit_file
+  changes one place, and a whole-file write was refused as "already exists".
 * any other overwrite shorter than the file that keeps under half of its lines: held back once
   with the lines it would lose; made again unchanged it goes ahead, since replacing a whole
   file is sometimes what was asked (``Overwrite``).
@@ -21,8 +32,11 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import hashlib
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -105,6 +119,51 @@ def merged_lines(old: str, new: str) -> Merge | None:
     )
 
 
+def rewritten(old: str, new: str) -> Merge | None:
+    """``new`` as the file's new text, when it is ``old`` rewritten: ``old`` has two lines or
+    more, ``new`` keeps at least half of them, and each one it leaves out it has changed (the
+    same name assigned or defined, or nearly the same text) or, in order, replaced; else None.
+    Not for text written exactly as it is."""
+    old_lines = [line.strip() for line in old.splitlines() if line.strip()]
+    new_lines = [line.strip() for line in new.splitlines() if line.strip()]
+    if len(old_lines) < 2 or new.strip() == old.strip():
+        return None
+    left = list(new_lines)
+    lost = []
+    for line in old_lines:
+        if line in left:
+            left.remove(line)
+        else:
+            lost.append(line)
+    if 2 * len(lost) > len(old_lines):
+        return None
+    # A line left out must have become one of the new ones: a version of the file, not a
+    # different text that happens to share its blank-ish lines.
+    if any(not any(_same_line(line, other) for other in left) for line in lost):
+        return None
+    return Merge(new, "what was written is the whole file, changed: it replaced the file")
+
+
+def added_definitions(path: str, old: str, added: str) -> Merge | None:
+    """For a Python file: ``old`` with ``added`` at its end, when ``added`` is nothing but
+    definitions of names ``old`` does not define; else None."""
+    if PurePosixPath(path).suffix not in PYTHON_SUFFIXES:
+        return None
+    there, written = _definitions(old), _definitions(added)
+    if there is None or written is None or not written.complete or not written.spans:
+        return None
+    names = written.spans.keys()
+    if names & there.spans.keys():
+        return None
+    body = old.rstrip("\r\n")
+    gap = "\n\n\n" if body else ""
+    return Merge(
+        body + gap + added.strip("\r\n") + "\n",
+        f"the file defines none of {', '.join(names)}: added at its end; the rest of the file "
+        "is kept",
+    )
+
+
 def merged_definitions(path: str, old: str, added: str, partial: bool = False) -> Merge | None:
     """For a Python file: ``old`` with each top-level definition in ``added`` put in place of
     its own definition of that name, when ``added`` is nothing but definitions ``old`` has,
@@ -137,6 +196,72 @@ def merged_definitions(path: str, old: str, added: str, partial: bool = False) -
         f"{', '.join(changed)} already defined in the file: the new definition replaced the "
         "old one there; the rest of the file is kept",
     )
+
+
+JSON_SUFFIXES = (".json",)
+
+
+def merged_keys(path: str, old: str, added: str, partial: bool = False) -> Merge | None:
+    """For a JSON file holding an object: ``old`` with the keys ``added`` gives (a JSON object,
+    or its ``"key": value`` lines without the braces) set to their new values, when every one
+    is a key the file has and one value differs, and the file's layout can be kept (it reads
+    as ``json.dumps`` writes it, with some indent); else None. Set as they are already, the
+    text is ``old`` itself and the note says there was nothing to change. ``partial`` (an
+    overwrite): only when ``added`` leaves out some of the file's keys."""
+    if PurePosixPath(path).suffix.lower() not in JSON_SUFFIXES:
+        return None
+    there, written = _json_object(old), _json_object(added, fragment=True)
+    if there is None or not written:
+        return None
+    keys = written.keys()
+    if not (keys < there.keys() if partial else keys <= there.keys()):
+        return None
+    layout = _json_layout(old, there)
+    if layout is None:
+        return None
+    listed = ", ".join(keys)
+    # As JSON: in Python true == 1 and 1 == 1.0, which JSON writes differently.
+    changed = [key for key in keys if json.dumps(written[key]) != json.dumps(there[key])]
+    if not changed:
+        return Merge(old, f"it already sets {listed} exactly as written; nothing to change")
+    merged = {**there, **written}
+    text = layout(merged) + old[len(old.rstrip()) :]
+    return Merge(
+        text,
+        f"{', '.join(changed)} already in the file: set to the new value there; the rest of "
+        "the file is kept",
+    )
+
+
+def _json_object(text: str, fragment: bool = False) -> dict[str, object] | None:
+    """The JSON object ``text`` holds, or (``fragment``) the one its ``"key": value`` lines
+    make inside braces; None when it holds no object."""
+    tries = [text]
+    if fragment:
+        tries.append("{" + text.strip().rstrip(",") + "}")
+    for attempt in tries:
+        try:
+            value = json.loads(attempt)
+        except (ValueError, RecursionError):
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _json_layout(text: str, value: object) -> Callable[[object], str] | None:
+    """What writes ``value`` exactly as ``text`` has it (bar the whitespace at its end):
+    ``json.dumps`` with one of the usual layouts, or None when none of them does."""
+    body = text.rstrip()
+    for indent in (2, 4, "\t", None):
+        for ascii_only in (False, True):
+            wide = (",", ": ") if indent is not None else (", ", ": ")
+            for separators in (wide, (",", ":")):
+                write = functools.partial(
+                    json.dumps, indent=indent, ensure_ascii=ascii_only, separators=separators
+                )
+                if write(value) == body:
+                    return write
+    return None
 
 
 _OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from abc import abstractmethod
 from typing import Any, Literal
 
@@ -31,7 +32,15 @@ from pheron_tui.tools.path_tool import (
     seen_as_is,
 )
 from pheron_tui.tools.reading import as_read
-from pheron_tui.tools.write_guard import Overwrite, merged_definitions, merged_lines
+from pheron_tui.tools.syntax_guard import broken_syntax
+from pheron_tui.tools.write_guard import (
+    Overwrite,
+    added_definitions,
+    merged_definitions,
+    merged_keys,
+    merged_lines,
+    rewritten,
+)
 
 
 class _TextFileTool(PathTool):
@@ -43,7 +52,31 @@ class _TextFileTool(PathTool):
         """The file's text before and after, or why the call cannot go ahead."""
 
     async def preview(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult | None:
-        return await self._plan(args, ctx)
+        return await self._checked_plan(args, ctx)
+
+    async def _checked_plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
+        """The plan, held once when it would leave a JSON or Python file that reads as one
+        unreadable (``broken_syntax``)."""
+        plan = await self._plan(args, ctx)
+        if isinstance(plan, ToolResult) or plan.before is None:
+            return plan
+        why = broken_syntax(plan.path, plan.before, plan.after)
+        if why is None:
+            return plan
+        try:
+            path = resolve_path(ctx.workspace, plan.write_path, ctx.protected)
+        except PathRefused as exc:
+            return refusal_result(exc)
+        digest = hashlib.sha256(plan.after.encode("utf-8", errors="surrogatepass")).hexdigest()
+        key = ("broken", str(path), str(file_stamp(path)), digest)
+        if key in ctx.warned:
+            return plan
+        ctx.warned.add(key)
+        return ToolResult(
+            ok=False,
+            observation=f"{plan.path} is unchanged: {why}. Correct the call; to write it so "
+            "after all, make the same call again.",
+        )
 
     def touches(self, args: Any) -> list[str]:
         return [args.path]
@@ -103,9 +136,16 @@ class WriteFile(_TextFileTool):
         text = _text(old) if size <= MAX_EDIT_BYTES else None
         if seen and text is not None:
             # Part of the file written as a whole or as an addition: made as the edit it means.
-            merge = merged_definitions(target, text, args.content, args.mode == "overwrite")
+            partial = args.mode == "overwrite"
+            merge = merged_definitions(target, text, args.content, partial)
+            if merge is None:
+                merge = merged_keys(target, text, args.content, partial)
             if merge is None and args.mode == "overwrite":
                 merge = merged_lines(text, args.content)
+            if merge is None and args.mode != "overwrite":
+                merge = rewritten(text, args.content)
+            if merge is None and args.mode == "create":
+                merge = added_definitions(target, text, args.content)
             if merge is not None and merge.text == text:
                 return ToolResult(ok=False, observation=f"{shown} is unchanged: {merge.note}.")
             if merge is not None:
@@ -145,7 +185,7 @@ class WriteFile(_TextFileTool):
         return FileChange(shown, text, text + gap + args.content, target)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        plan = await self._plan(args, ctx)
+        plan = await self._checked_plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan
         data = plan.after.encode("utf-8", errors="surrogatepass")
@@ -269,7 +309,7 @@ class EditFile(_TextFileTool):
         return FileChange(shown, text, text.replace(args.old, args.new), target)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        plan = await self._plan(args, ctx)
+        plan = await self._checked_plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan
         new_data = plan.after.encode("utf-8", errors="surrogatepass")

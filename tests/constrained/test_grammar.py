@@ -329,3 +329,22 @@ def test_whatever_schema_a_server_sends_the_grammar_compiles(
             body_grammar(fmt, [tool, WEATHER])
         )
         assert not failed, warnings
+
+
+def test_required_holds_one_call_when_several_are_not_asked_for(tokenizers) -> None:
+    """``parallel_tool_calls`` off (a task about the workspace): after the call, only the end."""
+    hf, lltok = tokenizers
+    vocab = len(hf)
+    encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
+    decode = lambda token: hf.decode([token])  # noqa: E731
+    eos = hf.convert_tokens_to_ids("<|im_end|>")
+    constraint = build_constraint(
+        lltok, "legacy", TOOLS, "required", encode, eos, decode, several=False
+    )
+    sequence = encode("prompt")
+    for token in encode('CALL(list_dir) WITH {"path": "d"}'):
+        mask = constraint.allowed(sequence, vocab)
+        assert mask is not None and mask[token]
+        sequence = [*sequence, token]
+    mask = constraint.allowed(sequence, vocab)
+    assert mask is not None and mask[eos] and mask.sum() == 1

@@ -102,7 +102,7 @@ async def test_a_conversation_over_the_window_is_compacted_not_cut(make_agent) -
 async def test_a_task_keeps_its_tools_after_compaction(make_agent) -> None:
     words = filler("w")
     agent = make_agent(
-        context_window=1600,
+        context_window=1700,
         classify=["chat", "task"],
         chat=[f"answer {filler('a')}"],
         compact=["summary"],

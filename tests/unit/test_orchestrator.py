@@ -912,6 +912,23 @@ async def test_several_calls_in_one_reply_run_in_order_each_once(make_agent, wor
     assert results and "main.py" in str(second.messages[-1].content)
 
 
+async def test_a_task_about_the_workspace_asks_for_one_call_a_reply(make_agent, workspace) -> None:
+    """Offered several calls a reply on a task about its files, the 1.5B model read names.txt,
+    listed the folder, searched every line of every file and wrote the file it had not seen,
+    all at once. A workspace task asks for one call a reply (prompt and grammar); a request
+    about nothing in the workspace may still hold several (BFCL's parallel questions)."""
+    agent = _calls_agent(make_agent, ['CALL(read_file) WITH {"path": "notes.md"}'], "Milk.")
+    await agent.orchestrator.submit("what is in notes.md?")
+    plan = next(r for r in agent.provider.requests if r.purpose == "plan")
+    assert plan.parallel_tool_calls is False
+    assert "one under the other" not in str(plan.messages[0].content)
+    agent = _calls_agent(make_agent, [], "Sunny in both.")
+    await agent.orchestrator.submit("what is the weather in Paris and in Rome?")
+    plan = next(r for r in agent.provider.requests if r.purpose == "plan")
+    assert plan.parallel_tool_calls is True
+    assert "one under the other" in str(plan.messages[0].content)
+
+
 def _calls_agent(make_agent, calls: list[str], *then: str) -> Agent:
     """An agent whose first planning reply holds ``calls``, a line each, then ``then``: more
     replies, the last the final answer; every call approved by policy."""

@@ -121,6 +121,11 @@ def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: 
     assert not names_code_in_workspace("what does snake_case mean?", workspace)  # not in it
     assert not names_code_in_workspace("is never_read_here set?", workspace)  # binary skipped
     assert not names_code_in_workspace("how do I use print() in Python?", workspace)
+    # A message that speaks of code: its plain words count where they are defined.
+    assert names_code_in_workspace("Where is average defined?", workspace)
+    assert names_code_in_workspace("What does Average return for [1, 2]?", workspace)
+    assert not names_code_in_workspace("what is the average of 3 and 5?", workspace)
+    assert not names_code_in_workspace("Where is sqrt defined?", workspace)  # not here
 
 
 async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:

@@ -364,8 +364,11 @@ async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwr
     assert added.ok
     assert (workspace / "utils.py").read_text().startswith("def flip(t):\n    return t[::-1]\n\n")
     assert (workspace / "utils.py").read_text().endswith("return 2 * x\n")
-    kept = await call(workspace, "write_file", path="utils.py", content="def thrice(x): ...")
+    kept = await call(workspace, "write_file", path="utils.py", content="print(3)\n")
     assert not kept.ok and "def flip" not in kept.observation  # seen as it is: not shown again
+    # New definitions on a file seen as it is are an addition (see below); other text is not.
+    added = await call(workspace, "write_file", path="utils.py", content="def thrice(x): ...")
+    assert added.ok and "added at its end" in added.observation
     replaced = await call(
         workspace, "write_file", path="utils.py", content="x = 1\n", mode="overwrite"
     )  # what it wrote itself it knows; dropping most of it is asked about once (below)
@@ -560,3 +563,95 @@ async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) ->
     assert not missing.ok
     outside = await ReadFile().run(ReadFile.Args(path="project/../../x"), ctx)
     assert not outside.ok
+
+
+async def test_json_written_as_part_of_an_object_sets_those_keys(workspace: Path) -> None:
+    """Told to set the port in settings.json, the 1.5B model appended ``{"port": 9090}``,
+    leaving two objects in the file. An object (or its "key": value lines) whose keys the
+    file's object has sets them, the rest and the layout kept, whatever the mode."""
+    settings = workspace / "settings.json"
+    before = '{\n  "debug": false,\n  "port": 8080\n}\n'
+    for mode, written in [("append", '{"port": 9090}'), ("create", '"port": 9090,')]:
+        settings.write_text(before)
+        await call(workspace, "read_file", path="settings.json")
+        made = await call(workspace, "write_file", path="settings.json", content=written, mode=mode)
+        assert made.ok and "set to the new value" in made.observation, mode
+        assert settings.read_text() == '{\n  "debug": false,\n  "port": 9090\n}\n', mode
+    same = await call(workspace, "write_file", path="settings.json", content='{"port": 9090}')
+    assert not same.ok and "nothing to change" in same.observation
+    new_key = await call(
+        workspace, "write_file", path="settings.json", content='{"host": "x"}', mode="append"
+    )
+    assert not new_key.ok and "valid JSON" in new_key.observation  # not merged: would break
+
+
+async def test_a_change_that_breaks_a_json_or_python_file_is_held_once(workspace: Path) -> None:
+    """A file that parses is not left unparseable without a word: the parser's message goes
+    back, and the same call made again goes ahead (an invalid file may be what was asked)."""
+    code = workspace / "m.py"
+    code.write_text("def f():\n    return 1\n")
+    await call(workspace, "read_file", path="m.py")
+    bad = {"path": "m.py", "old": "    return 1", "new": "  return 1\n    x"}
+    held = await call(workspace, "edit_file", **bad)
+    assert not held.ok and "would not be valid Python (line 3" in held.observation
+    assert code.read_text() == "def f():\n    return 1\n"
+    fine = await call(workspace, "edit_file", path="m.py", old="return 1", new="return 2")
+    assert fine.ok
+    bad = {**bad, "old": "    return 2"}
+    assert not (await call(workspace, "edit_file", **bad)).ok
+    again = await call(workspace, "edit_file", **bad)
+    assert again.ok and "    x" in code.read_text()
+    # A file that was broken already is not judged.
+    assert (await call(workspace, "edit_file", path="m.py", old="x", new="y")).ok
+
+
+async def test_a_whole_file_written_anew_replaces_it(workspace: Path) -> None:
+    """Asked to sort names.txt, the 1.5B model had no way: edit_file changes one place, and
+    the whole sorted file written as "create" was refused as already there. A new version of
+    the file (at least half its lines kept, the others changed) replaces it in any mode; a
+    text that is not a version of it does not."""
+    names = workspace / "names.txt"
+    names.write_text("Maya\nBen\nZoe\nAlex\nOmar\n")
+    await call(workspace, "read_file", path="names.txt")
+    made = await call(
+        workspace, "write_file", path="names.txt", content="Alex\nBen\nMaya\nOmar\nZoe\n"
+    )
+    assert made.ok and "replaced the file" in made.observation
+    assert names.read_text() == "Alex\nBen\nMaya\nOmar\nZoe\n"
+    other = await call(workspace, "write_file", path="names.txt", content="one\ntwo\n")
+    assert not other.ok and names.read_text() == "Alex\nBen\nMaya\nOmar\nZoe\n"
+
+
+async def test_new_python_definitions_written_as_a_new_file_are_added(workspace: Path) -> None:
+    """Asked to add is_empty to inventory.py, the 1.5B model wrote it as a new file three
+    times, though told to append. Definitions the file does not have, written to it as new,
+    go at its end once the file was seen."""
+    inventory = workspace / "inventory.py"
+    before = "PRICES = {}\n\n\ndef total(items):\n    return 0\n"
+    inventory.write_text(before)
+    function = "def is_empty(items):\n    return len(items) == 0\n"
+    blind = await call(workspace, "write_file", path="inventory.py", content=function)
+    assert not blind.ok and inventory.read_text() == before  # shown first
+    made = await call(workspace, "write_file", path="inventory.py", content=function)
+    assert made.ok and "added at its end" in made.observation
+    assert inventory.read_text() == before + "\n\n" + function
+
+
+async def test_a_move_into_a_folder_goes_inside_it(workspace: Path) -> None:
+    """As mv does: a folder as the destination receives the entry (made when the destination
+    ends in "/"); a file given a name without a suffix is said to be renamed so."""
+    (workspace / "greet.sh").write_text("echo hi\n")
+    (workspace / "run.sh").write_text("echo run\n")
+    (workspace / "tool.py").write_text("x = 1\n")
+    (workspace / "scripts").mkdir()
+    into = await call(workspace, "move_path", source="greet.sh", destination="scripts")
+    assert into.ok and (workspace / "scripts" / "greet.sh").read_text() == "echo hi\n"
+    made = await call(workspace, "move_path", source="run.sh", destination="bin/")
+    assert made.ok and (workspace / "bin" / "run.sh").is_file()
+    renamed = await call(workspace, "move_path", source="tool.py", destination="tools")
+    assert renamed.ok and "is now the file's name" in renamed.observation
+    assert (workspace / "tools").is_file()
+    (workspace / "a.md").write_text("a")
+    (workspace / "scripts" / "a.md").write_text("other")
+    clash = await call(workspace, "move_path", source="a.md", destination="scripts")
+    assert not clash.ok and (workspace / "scripts" / "a.md").read_text() == "other"
