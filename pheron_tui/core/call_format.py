@@ -19,6 +19,7 @@ from typing import Literal
 from pheron_tui.core.grounding import names_a_tool, options_named
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
 from pheron_tui.core.prompts import (
+    RESULT_MARKERS,
     legacy_planning_system,
     native_planning_system,
     with_instructions,
@@ -156,6 +157,8 @@ def planning_request(
         tools=specs,
         tool_choice=fmt.tool_choice(step, answer_now, must_call),
         parallel_tool_calls=several,
+        # A small model writes the result of its own call after it; what follows is its guess.
+        stop=list(RESULT_MARKERS),
         enable_thinking=True,
         max_tokens=max_tokens,
         purpose="plan",

@@ -136,6 +136,25 @@ def orders_a_run(text: str) -> bool:
     return _orders(text, _RUN_ORDER)
 
 
+_COMMAND = (
+    r"`[^`\n]{2,200}`"
+    r"|(?:python3?|pytest|npm|npx|yarn|pnpm|make|cargo|go|node|bash|sh|ruby|java|mvn|gradle"
+    r"|tox|nox|\./[\w.-]+)(?:\s+[\w./:=-]+){0,8}?"
+)
+_CHECK = re.compile(
+    rf"\b(?:so\s+that|so|until|such\s+that|make|making)\s+(?:running\s+)?(?P<command>{_COMMAND})"
+    r"\s+(?:passes|pass|runs|works|succeeds|is\s+green)\b",
+    re.IGNORECASE,
+)
+
+
+def check_command(text: str) -> str | None:
+    """The command the message says must pass once the work is done (``Fix calc.py so that
+    `python3 test_calc.py` passes``, ``make pytest pass``), or None."""
+    match = _CHECK.search(text)
+    return match.group("command").strip("`").strip() if match else None
+
+
 def orders_only_a_run(text: str) -> bool:
     """Whether the message tells the agent to run something and to change nothing else
     (``Run python3 test_calc.py and tell me which test fails``): a file written for it is not

@@ -71,6 +71,8 @@ class CompletionRequest(BaseModel):
     purpose: Purpose = "chat"
     temperature: float = 0.0
     tool_choice: Literal["auto", "required", "none"] = "auto"
+    stop: list[str] = Field(default_factory=list)
+    """Generation ends before any of these (OpenAI's ``stop``); the reply holds text up to it."""
     parallel_tool_calls: bool = True
     """Whether a reply may hold several calls (OpenAI's field of that name); False asks for
     one a reply, and an engine that constrains calls holds a reply that must call to one."""

@@ -37,6 +37,7 @@ from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import (
     asks_only_to_know,
+    check_command,
     classify,
     code_like_words,
     code_places,
@@ -357,6 +358,11 @@ class Orchestrator:
             orders_run=orders_a_run(text) and self._can("execute"),
             only_to_run=orders_only_a_run(text) and self._can("execute"),
         )
+        if (check := check_command(text)) and self._can("execute"):
+            # "Fix calc.py so that `python3 test_calc.py` passes": what fails is where the
+            # fix starts. Told to fix first, the 1.5B model edited the function the check
+            # does not fail on, again and again.
+            state.check, state.must_call, state.act_with = check, True, ("execute",)
         named = any(code_like_words(text))  # most requests name none: no walk, no thread
         places = (
             await asyncio.to_thread(code_places, text, self.settings.workspace) if named else []
@@ -486,6 +492,11 @@ class Orchestrator:
             if undone:
                 self._send_back(state, reply, undone)
                 state.tell_to_act(undone)
+                continue
+            unchecked = None if answer_now else state.unchecked_change()
+            if unchecked:
+                self._send_back(state, reply, unchecked)
+                state.check_told, state.must_call, state.act_with = True, True, ("execute",)
                 continue
             if failure and failure not in state.retried_after and state.change_failed():
                 # Once per failure, as for a CLARIFY above: the answer may only report it.

@@ -195,6 +195,10 @@ CRITIC_VERDICT_WITH_REASON = (
 )
 
 
+RESULT_MARKERS = ("<tool_output", "<tool_response>")
+"""Where a tool's result starts, in our legacy format and in Qwen's native one: only a tool
+writes one, so a reply ends before it (``CompletionRequest.stop``)."""
+
 # Markers of the common chat templates and tool formats. Text from a tool that contains one
 # could end its own data block and talk as the user, the system or the model; each is defused
 # by a zero-width space after its first character, which no tokenizer reads as the marker.

@@ -48,6 +48,16 @@ UNDONE_RUN_MESSAGE = (
     "tool call, then say what it printed."
 )
 
+
+def unchecked_change_message(command: str) -> str:
+    """What the model is told when it answers a request that names a check without having
+    run it since its last change."""
+    return (
+        f"You changed files but have not run `{command}` since, and the request says it must "
+        "pass. Run it now, then answer from what it printed."
+    )
+
+
 UNSUPPORTED_NUMBER_MESSAGE = (
     "Your answer says {number}, but no tool result above shows {number}. Answer only from what "
     "the results show; if they do not show it, look where it is (read the file that holds it, "
@@ -181,6 +191,11 @@ class TaskState:
     about_workspace: bool = False
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
+    check: str = ""
+    """The command the request says must pass (``intent.check_command``): run first, to see
+    what fails, and again after the change."""
+    check_told: bool = False
+    """The model, answering with its change unchecked, was once told to run the check."""
 
     @property
     def writes_refused(self) -> tuple[str, str] | None:
@@ -228,6 +243,21 @@ class TaskState:
         if self.orders_run and not any(step.risk == "execute" for step in self.steps):
             return UNDONE_RUN_MESSAGE
         return None
+
+    def unchecked_change(self) -> str | None:
+        """What to tell a model that answers a request naming a check (``check``) when a
+        change it made has not been checked since, or None. Once per task."""
+        if not self.check or self.check_told:
+            return None
+        changed = checked = False
+        for step in self.steps:
+            if step.status != "ok":
+                continue
+            if step.risk == "write":
+                changed, checked = True, False
+            elif step.risk == "execute":
+                checked = True
+        return unchecked_change_message(self.check) if changed and not checked else None
 
     def tell_to_act(self, undone: str) -> None:
         """The order was answered undone (``undone``, from ``undone_order``): the next step

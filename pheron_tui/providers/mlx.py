@@ -32,6 +32,7 @@ from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
 from pheron_tui.providers.grammar import CallFormat, detect_format
 from pheron_tui.providers.models import ModelError, catalogue_entry, local_model_path
+from pheron_tui.providers.stop_strings import StopStrings
 from pheron_tui.providers.threaded import Cancelled
 
 PREFILL_STEP = 512
@@ -184,6 +185,7 @@ class MLXProvider(InProcessEngine):
 
         generated: list[int] = []
         first_at: float | None = None
+        stops = StopStrings(request.stop)
         last = None
         sampler = make_sampler(temp=request.temperature)
         processors, constraint = self._processors(request)
@@ -201,10 +203,12 @@ class MLXProvider(InProcessEngine):
                 first_at = time.perf_counter()
             generated.append(response.token)
             last = response
-            if response.text:
-                emit(TextChunk(text=response.text))
-            if stop.is_set():
+            if response.text and (text := stops.feed(response.text)):
+                emit(TextChunk(text=text))
+            if stop.is_set() or stops.stopped:
                 break
+        if rest := stops.finish():
+            emit(TextChunk(text=rest))
         self._cache.insert_cache(self.model, prompt + generated, cache)
         usage = Usage(
             prompt_tokens=len(prompt),

@@ -185,6 +185,8 @@ class OpenAIProvider:
         }
         if stream:
             payload["stream_options"] = {"include_usage": True}
+        if request.stop:
+            payload["stop"] = request.stop
         if request.tools and not legacy:
             payload["tools"] = [spec.model_dump() for spec in request.tools]
             payload["tool_choice"] = request.tool_choice

@@ -27,6 +27,7 @@ from pheron_tui.core.messages import (
     UsageChunk,
 )
 from pheron_tui.core.provider import Progress, ProviderError
+from pheron_tui.providers.stop_strings import StopStrings
 
 
 class _ScriptedCall(BaseModel):
@@ -130,13 +131,15 @@ class ScriptedProvider:
         reply = self._next_reply(request.purpose)
         items = [reply] if isinstance(reply, str) else reply
         reported_usage = False
+        stops = StopStrings(request.stop)
         for item in items:
             if self.script.delay_s:
                 await asyncio.sleep(self.script.delay_s)
             else:
                 await asyncio.sleep(0)  # a real stream yields to the loop; so does this one
             if isinstance(item, str):
-                yield TextChunk(text=item)
+                if text := stops.feed(item):
+                    yield TextChunk(text=text)
             elif isinstance(item, _ToolCallItem):
                 yield ToolCallChunk(name=item.tool_call.name, arguments=item.tool_call.arguments)
             elif isinstance(item, _ThinkItem):
@@ -144,6 +147,8 @@ class ScriptedProvider:
             else:
                 reported_usage = True
                 yield UsageChunk(usage=item.usage)
+        if rest := stops.finish():
+            yield TextChunk(text=rest)
         if not reported_usage:
             # Deterministic figures (no clocks), so demos and snapshots never differ by timing.
             prompt = sum(len(m.content) for m in request.messages) // 4

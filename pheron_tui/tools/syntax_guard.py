@@ -2,9 +2,9 @@
 
 A small model's edit often breaks the file it edits: ``{"port": 9090}`` appended to a JSON
 object, a line indented one level off. Written, the breakage surfaces later as someone else's
-error; refused with the parser's message, the model can correct its own call. A file that
-did not parse before is not judged, and the same change made again goes ahead
-(``ToolContext.warned``): an invalid file is sometimes what was asked for.
+error; refused with the parser's message, the model can correct its own call. Held only
+once, the 1.5B model made the same breaking edit again at once, so a tool never makes one (a
+person still can). A file that did not parse before is not judged.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from abc import abstractmethod
 from typing import Any, Literal
 
@@ -55,27 +54,18 @@ class _TextFileTool(PathTool):
         return await self._checked_plan(args, ctx)
 
     async def _checked_plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
-        """The plan, held once when it would leave a JSON or Python file that reads as one
-        unreadable (``broken_syntax``)."""
+        """The plan, unless it would leave a JSON or Python file that reads as one unreadable
+        (``broken_syntax``)."""
         plan = await self._plan(args, ctx)
         if isinstance(plan, ToolResult) or plan.before is None:
             return plan
         why = broken_syntax(plan.path, plan.before, plan.after)
         if why is None:
             return plan
-        try:
-            path = resolve_path(ctx.workspace, plan.write_path, ctx.protected)
-        except PathRefused as exc:
-            return refusal_result(exc)
-        digest = hashlib.sha256(plan.after.encode("utf-8", errors="surrogatepass")).hexdigest()
-        key = ("broken", str(path), str(file_stamp(path)), digest)
-        if key in ctx.warned:
-            return plan
-        ctx.warned.add(key)
         return ToolResult(
             ok=False,
-            observation=f"{plan.path} is unchanged: {why}. Correct the call; to write it so "
-            "after all, make the same call again.",
+            observation=f"{plan.path} is unchanged: {why}. Correct the call: the lines you "
+            "write must fit the ones around them.",
         )
 
     def touches(self, args: Any) -> list[str]:
@@ -293,6 +283,13 @@ class EditFile(_TextFileTool):
                 f"offset {exc.start}); edit_file only edits UTF-8 text, so it is unchanged",
             )
         count = text.count(args.old)
+        if count and args.old == args.new:
+            # Reported done, the same no-op edit was made again and again (1.5B model).
+            return ToolResult(
+                ok=False,
+                observation=f"`old` and `new` are the same text, so {shown} is unchanged: "
+                "write in `new` what the text should become",
+            )
         if count == 0:
             return ToolResult(
                 ok=False, observation=f"`old` does not occur in {shown}; it must occur exactly once"

@@ -1023,3 +1023,27 @@ async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
     second = [r for r in agent.provider.requests if r.purpose == "plan"][1]
     assert "main.py already exists" in str(second.messages[-1].content)
     assert not any("python3 main.py" in str(m.content) for m in second.messages)
+
+
+async def test_a_request_that_names_a_check_runs_it_first_and_after_the_change(
+    make_agent, workspace
+) -> None:
+    """ "Fix main.py so that `python3 main.py` passes": told to fix first, the 1.5B model
+    edited the function the check does not fail on. The first step offers only the tool that
+    runs commands; an answer given after a change with the check not run since is sent back
+    once, to run it."""
+    run = 'CALL(shell_exec) WITH {"command": "python3 main.py"}'
+    edit = 'CALL(edit_file) WITH {"path": "main.py", "old": "hello", "new": "hi"}'
+    agent = _calls_agent(make_agent, [run], edit, "<final>Fixed.</final>", run, "Fixed; it passes.")
+    result = await agent.orchestrator.submit("Fix main.py so that `python3 main.py` passes.")
+    assert result.status == "finished" and result.answer == "Fixed; it passes."
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
+    assert plans[0].tool_choice == "required"
+    assert "have not run `python3 main.py` since" in str(plans[3].messages[-1].content)
+    assert [t.function.name for t in plans[3].tools] == ["shell_exec"]
+    assert [e.tool for e in agent.of("ToolCallProposed")] == [
+        "shell_exec",
+        "edit_file",
+        "shell_exec",
+    ]

@@ -585,24 +585,24 @@ async def test_json_written_as_part_of_an_object_sets_those_keys(workspace: Path
     assert not new_key.ok and "valid JSON" in new_key.observation  # not merged: would break
 
 
-async def test_a_change_that_breaks_a_json_or_python_file_is_held_once(workspace: Path) -> None:
-    """A file that parses is not left unparseable without a word: the parser's message goes
-    back, and the same call made again goes ahead (an invalid file may be what was asked)."""
+async def test_a_change_that_breaks_a_json_or_python_file_is_not_made(workspace: Path) -> None:
+    """A file that parses is not left unparseable: the parser's message goes back instead.
+    Held only once, the 1.5B model made the same breaking edit again at once. A file that
+    did not parse before is not judged; an edit that changes nothing is said to."""
     code = workspace / "m.py"
     code.write_text("def f():\n    return 1\n")
     await call(workspace, "read_file", path="m.py")
     bad = {"path": "m.py", "old": "    return 1", "new": "  return 1\n    x"}
-    held = await call(workspace, "edit_file", **bad)
-    assert not held.ok and "would not be valid Python (line 3" in held.observation
-    assert code.read_text() == "def f():\n    return 1\n"
-    fine = await call(workspace, "edit_file", path="m.py", old="return 1", new="return 2")
-    assert fine.ok
-    bad = {**bad, "old": "    return 2"}
-    assert not (await call(workspace, "edit_file", **bad)).ok
-    again = await call(workspace, "edit_file", **bad)
-    assert again.ok and "    x" in code.read_text()
-    # A file that was broken already is not judged.
-    assert (await call(workspace, "edit_file", path="m.py", old="x", new="y")).ok
+    for _ in range(2):
+        held = await call(workspace, "edit_file", **bad)
+        assert not held.ok and "would not be valid Python (line 3" in held.observation
+        assert code.read_text() == "def f():\n    return 1\n"
+    same = await call(workspace, "edit_file", path="m.py", old="return 1", new="return 1")
+    assert not same.ok and "the same text" in same.observation
+    assert (await call(workspace, "edit_file", path="m.py", old="return 1", new="return 2")).ok
+    code.write_text("def f(:\n")
+    await call(workspace, "read_file", path="m.py")
+    assert (await call(workspace, "edit_file", path="m.py", old="f(", new="g(")).ok
 
 
 async def test_a_whole_file_written_anew_replaces_it(workspace: Path) -> None:
