@@ -292,7 +292,7 @@ def todo_written(ws: Path, _answer: str) -> bool:
 
 HELD_OUT = [
     Task("What does total in inventory.py do?", says("price")),
-    Task("Find the bug in the total function of inventory.py.", says_any("+=", "overwrit", "replace", "instead of add", "reassign", "only the last")),
+    Task("Find the bug in the total function of inventory.py.", says_any("+=", "overwrit", "replace", "instead of add", "reassign", "only the last", "add up", "accumulat")),
     Task("Fix inventory.py so that python3 check_inventory.py passes.", shop_fixed),
     Task("How many ERROR lines are in app.log?", says("2")),
     Task("Set the port in settings.json to 9090.", port_set),
