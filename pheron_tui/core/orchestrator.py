@@ -428,6 +428,12 @@ class Orchestrator:
                 # the model to look, and go on.
                 self._send_back(state, reply, PARROT_MESSAGE)
                 continue
+            # The check the request names failed: that is the work, not news for the user.
+            reported = state.reported_check() if parsed.kind != "tool_calls" else None
+            if reported:
+                self._send_back(state, reply, reported)
+                state.tell_to_fix()
+                continue
             # Small models give up after a failed call and "ask" the user, even when the
             # result names the fix ("files with that name here: config.py"): they are told to
             # correct the call instead. A real question, once per task; a CLARIFY that only

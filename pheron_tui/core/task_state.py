@@ -58,6 +58,15 @@ def unchecked_change_message(command: str) -> str:
     )
 
 
+def failed_check_message(command: str) -> str:
+    """What the model is told when it reports the failure of the check it is to make pass."""
+    return (
+        f"That failure of `{command}` is what the request asks you to fix, not something to "
+        "report. Read the code it points to, change it so the check passes, then run "
+        f"`{command}` again."
+    )
+
+
 UNSUPPORTED_NUMBER_MESSAGE = (
     "Your answer says {number}, but no tool result above shows {number}. Answer only from what "
     "the results show; if they do not show it, look where it is (read the file that holds it, "
@@ -195,6 +204,8 @@ class TaskState:
     """The command the request says must pass (``intent.check_command``): run first, to see
     what fails, and again after the change."""
     check_told: bool = False
+    checks_reported: set[str] = field(default_factory=set)
+    """The check's failures the model only reported and was sent back for."""
     """The model, answering with its change unchecked, was once told to run the check."""
 
     @property
@@ -258,6 +269,24 @@ class TaskState:
             elif step.risk == "execute":
                 checked = True
         return unchecked_change_message(self.check) if changed and not checked else None
+
+    def reported_check(self) -> str | None:
+        """What to tell a model that answers, or asks, right after the check the request names
+        failed, with nothing changed since (``check``), or None. Once for each failure: the
+        1.5B model ran the check, then asked the user to fix what it printed; told to
+        correct its call, it ran the same check again."""
+        if not (self.check and self.steps and self.last_failed):
+            return None
+        last = self.steps[-1]
+        if last.risk != "execute" or last.output in self.checks_reported:
+            return None
+        return failed_check_message(self.check)
+
+    def tell_to_fix(self) -> None:
+        """The check's failure was reported back (``reported_check``): the next step must
+        call, a tool that reads or writes (running the check again tells nothing new)."""
+        self.checks_reported.add(self.steps[-1].output)
+        self.must_call, self.act_with = True, ("read", "write")
 
     def tell_to_act(self, undone: str) -> None:
         """The order was answered undone (``undone``, from ``undone_order``): the next step

@@ -1047,3 +1047,22 @@ async def test_a_request_that_names_a_check_runs_it_first_and_after_the_change(
         "edit_file",
         "shell_exec",
     ]
+
+
+async def test_a_failing_check_reported_back_is_sent_back_to_fix(make_agent, workspace) -> None:
+    """The 1.5B model ran the check, then asked the user to fix what it printed; told to
+    correct its call, it ran the same check again. Reporting the check's failure is sent back
+    once for each failure: fix it (the next step offers tools that read or write)."""
+    run = 'CALL(shell_exec) WITH {"command": "python3 main.py --missing-flag && false"}'
+    agent = _calls_agent(
+        make_agent, [run], 'CLARIFY("It fails; please fix main.py.")', "I could not fix it."
+    )
+    prompt = "Fix main.py so that `python3 main.py --missing-flag && false` passes."
+    result = await agent.orchestrator.submit(prompt)
+    assert result.status == "finished"
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    told = str(plans[2].messages[-1].content)
+    assert "is what the request asks you to fix" in told
+    assert {t.function.name for t in plans[2].tools} >= {"read_file", "edit_file"}
+    assert "shell_exec" not in {t.function.name for t in plans[2].tools}
+    assert plans[2].tool_choice == "required"
