@@ -4,7 +4,9 @@ refusal to show, help for a path that is not there, and what the model has seen 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Literal, overload
@@ -124,6 +126,14 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
     elsewhere, or else what the nearest folder that exists holds. A small model that guessed a
     path otherwise tries the same guess again, or gives up."""
     shown = display_path(ctx.workspace, path)
+    if pattern := name_pattern(path.name):
+        # Told to delete every .log file, the 1.5B model called delete_path(".log"), twice.
+        found = await asyncio.to_thread(same_name, ctx, pattern, limit=20)
+        if found:
+            return (
+                f"{shown} does not exist: a path names one file. The files matching "
+                f"{pattern!r} here: {', '.join(found)}"
+            )
     found = await asyncio.to_thread(same_name, ctx, path.name)
     if found:
         return f"{shown} does not exist; files with that name here: {', '.join(found)}"
@@ -174,20 +184,35 @@ SAME_NAME_LOOKS = 2000
 """Entries looked at, at most, for a file with the name of one that does not exist."""
 
 
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}")
+
+
+def name_pattern(name: str) -> str | None:
+    """The file-name pattern a missing name stands for, or None: a glob as written
+    (``*.log``), or ``*.log`` for a bare extension (``.log``)."""
+    if any(c in name for c in "*?["):
+        return name
+    return f"*{name}" if _EXTENSION.fullmatch(name) else None
+
+
 def same_name(ctx: ToolContext, name: str, limit: int = 5) -> list[str]:
-    """Workspace files called ``name`` (a small model guesses ``src/config.py`` for
-    ``config.py``): telling it where the file is saves a step or a wrong answer."""
+    """Workspace files called ``name``, or matching it when it is a pattern (``*.log``): a
+    small model guesses ``src/config.py`` for ``config.py``, and telling it where the file is
+    saves a step or a wrong answer."""
     root = ctx.workspace.resolve()
     found: list[str] = []
     seen = 0
+    pattern = any(c in name for c in "*?[")
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
-        if name in files:
-            path = Path(folder) / name
+        names = fnmatch.filter(sorted(files), name) if pattern else [name] if name in files else []
+        for match in names:
+            path = Path(folder) / match
             if not any(path.is_relative_to(p) for p in ctx.protected):
                 found.append(path.relative_to(root).as_posix())
-                if len(found) >= limit:
-                    break
+        if len(found) >= limit:
+            del found[limit:]
+            break
         seen += len(dirs) + len(files)
         if seen >= SAME_NAME_LOOKS:
             break

@@ -78,8 +78,9 @@ class _TextFileTool(PathTool):
 class WriteFile(_TextFileTool):
     name = "write_file"
     description = (
-        "Create a text file in the workspace. To add text to the end of an existing file, "
-        'pass "mode": "append".'
+        "Create a text file in the workspace, or write a new version of a whole file that "
+        "exists (all of its text: sorted, reordered, rewritten). To add text to the end of an "
+        'existing file, pass "mode": "append".'
     )
     risk = "write"
     path_fields = ("path",)

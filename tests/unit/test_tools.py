@@ -655,3 +655,17 @@ async def test_a_move_into_a_folder_goes_inside_it(workspace: Path) -> None:
     (workspace / "scripts" / "a.md").write_text("other")
     clash = await call(workspace, "move_path", source="a.md", destination="scripts")
     assert not clash.ok and (workspace / "scripts" / "a.md").read_text() == "other"
+
+
+async def test_a_missing_path_that_is_a_pattern_is_answered_with_the_files_it_matches(
+    workspace: Path,
+) -> None:
+    """Told to delete every .log file, the 1.5B model called delete_path(".log") twice. A
+    path names one file; the files the pattern matches are named back."""
+    (workspace / "app.log").write_text("x")
+    (workspace / "sub" / "old.log").write_text("y")
+    for given in (".log", "*.log"):
+        missing = await call(workspace, "delete_path", path=given)
+        assert not missing.ok and "a path names one file" in missing.observation
+        assert "app.log, sub/old.log" in missing.observation
+    assert (workspace / "app.log").exists()
