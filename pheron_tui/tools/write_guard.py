@@ -36,11 +36,16 @@ import functools
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 LOST_LINES_SHOWN = 5
+REWRITE_CHANGES_COMPARED = 50
+REWRITE_LINES_COMPARED = 500
+"""Bounds on the line-by-line comparison of a rewrite (difflib on each pair), so a big file
+written anew costs milliseconds: more changed lines than this is not read as a version."""
 SIMILAR = 0.75
 """How alike (difflib's ratio) a written line and a file's line must be to be one line changed."""
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -128,18 +133,19 @@ def rewritten(old: str, new: str) -> Merge | None:
     new_lines = [line.strip() for line in new.splitlines() if line.strip()]
     if len(old_lines) < 2 or new.strip() == old.strip():
         return None
-    left = list(new_lines)
+    left = Counter(new_lines)
     lost = []
     for line in old_lines:
-        if line in left:
-            left.remove(line)
+        if left[line] > 0:
+            left[line] -= 1
         else:
             lost.append(line)
-    if 2 * len(lost) > len(old_lines):
+    if 2 * len(lost) > len(old_lines) or len(lost) > REWRITE_CHANGES_COMPARED:
         return None
     # A line left out must have become one of the new ones: a version of the file, not a
     # different text that happens to share its blank-ish lines.
-    if any(not any(_same_line(line, other) for other in left) for line in lost):
+    written = list(left.elements())[:REWRITE_LINES_COMPARED]
+    if any(not any(_same_line(line, other) for other in written) for line in lost):
         return None
     return Merge(new, "what was written is the whole file, changed: it replaced the file")
 

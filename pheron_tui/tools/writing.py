@@ -59,7 +59,8 @@ class _TextFileTool(PathTool):
         plan = await self._plan(args, ctx)
         if isinstance(plan, ToolResult) or plan.before is None:
             return plan
-        why = broken_syntax(plan.path, plan.before, plan.after)
+        # Parsing a big file takes a while: not on the event loop.
+        why = await asyncio.to_thread(broken_syntax, plan.path, plan.before, plan.after)
         if why is None:
             return plan
         return ToolResult(

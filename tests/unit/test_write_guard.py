@@ -7,7 +7,13 @@ import ast
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pheron_tui.tools.write_guard import merged_definitions, merged_lines
+from pheron_tui.tools.write_guard import (
+    added_definitions,
+    merged_definitions,
+    merged_keys,
+    merged_lines,
+    rewritten,
+)
 
 pieces = st.sampled_from(
     ["x = 1", "x = 2", "y: int = 3", "def f():", "    return 1", "    return 2", "class C:",
@@ -49,3 +55,40 @@ def test_a_definition_spanning_lines_is_replaced_whole() -> None:
     assert merge.text == "DOC = 'x'\n\n\ndef f():\n    return 2\n\n\nprint(f())\n"
     assert merged_definitions("m.py", old, "print(f())\n") is None  # not a definition
     assert merged_definitions("m.txt", old, "DOC = 'x'\n") is None  # not Python
+
+
+@given(texts, texts)
+def test_a_rewrite_is_what_was_written_and_keeps_half_the_file(old: str, new: str) -> None:
+    merge = rewritten(old, new)
+    if merge is not None:
+        assert merge.text == new
+        kept = [ln.strip() for ln in old.splitlines() if ln.strip()]
+        written = [ln.strip() for ln in new.splitlines() if ln.strip()]
+        assert 2 * sum(1 for ln in kept if ln in written) >= len(kept)
+
+
+@given(texts, texts)
+def test_added_definitions_keep_the_whole_file_before_them(old: str, new: str) -> None:
+    merge = added_definitions("m.py", old, new)
+    if merge is not None:
+        assert merge.text.startswith(old.rstrip("\r\n"))
+        ast.parse(merge.text)
+
+
+json_texts = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+).map(lambda value: __import__("json").dumps(value, indent=2)) | st.text(max_size=40)
+
+
+@given(json_texts, json_texts)
+def test_a_json_key_merge_keeps_every_key_and_reads_as_json(old: str, new: str) -> None:
+    import json
+
+    merge = merged_keys("s.json", old, new)
+    if merge is not None:
+        before, after = json.loads(old), json.loads(merge.text)
+        assert after.keys() == before.keys()
