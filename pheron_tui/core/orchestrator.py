@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ from pheron_tui.core.task_state import (
     UNSUPPORTED_NUMBER_MESSAGE,
     TaskEnded,
     TaskState,
+    failed_check_message,
     parrots,
     unsummarised_answer,
     words,
@@ -87,6 +89,8 @@ from pheron_tui.core.task_state import (
 from pheron_tui.core.tools import ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
+
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s")
 
 
 @dataclass
@@ -431,6 +435,13 @@ class Orchestrator:
             # The check the request names failed: that is the work, not news for the user.
             reported = state.reported_check() if parsed.kind != "tool_calls" else None
             if reported:
+                # Sent to "read the code it points to", the 1.5B model read the check itself:
+                # where the functions its output calls are defined is said.
+                failing = state.steps[-1].output
+                places = await asyncio.to_thread(code_places, failing, self.settings.workspace)
+                defined = [f"{p.path}:{p.line}" for p in places if _DEFINITION.match(p.text)]
+                if defined:
+                    reported = failed_check_message(state.check, defined[:3])
                 self._send_back(state, reply, reported)
                 state.tell_to_fix()
                 continue

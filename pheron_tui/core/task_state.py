@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pheron_tui.core import events as ev
@@ -58,11 +59,13 @@ def unchecked_change_message(command: str) -> str:
     )
 
 
-def failed_check_message(command: str) -> str:
-    """What the model is told when it reports the failure of the check it is to make pass."""
+def failed_check_message(command: str, defined: Sequence[str] = ()) -> str:
+    """What the model is told when it reports the failure of the check it is to make pass;
+    ``defined``: where the code its output calls is defined (``path:line``)."""
+    where = f" What it calls is defined at {', '.join(defined)}: start there." if defined else ""
     return (
         f"That failure of `{command}` is what the request asks you to fix, not something to "
-        "report. Read the code it points to, change it so the check passes, then run "
+        f"report.{where} Read that code, change it so the check passes, then run "
         f"`{command}` again."
     )
 

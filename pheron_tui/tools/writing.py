@@ -126,6 +126,13 @@ class WriteFile(_TextFileTool):
         if not seen:
             mark_seen(ctx, path)
         text = _text(old) if size <= MAX_EDIT_BYTES else None
+        same = text is not None and args.content.strip() == text.strip()
+        if seen and same and args.mode != "append":
+            # Asked to sort a file, the 1.5B model wrote it back as it was and said it was
+            # sorted: the result says nothing changed.
+            return ToolResult(
+                ok=False, observation=f"{shown} is unchanged: it already holds exactly this text"
+            )
         if seen and text is not None:
             # Part of the file written as a whole or as an addition: made as the edit it means.
             partial = args.mode == "overwrite"

@@ -1066,3 +1066,16 @@ async def test_a_failing_check_reported_back_is_sent_back_to_fix(make_agent, wor
     assert {t.function.name for t in plans[2].tools} >= {"read_file", "edit_file"}
     assert "shell_exec" not in {t.function.name for t in plans[2].tools}
     assert plans[2].tool_choice == "required"
+
+
+async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(
+    make_agent, workspace
+) -> None:
+    """Sent to read the code the failure points to, the 1.5B model read the check itself."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    agent = _calls_agent(make_agent, [run], "It fails.", "I could not fix it.")
+    await agent.orchestrator.submit("Fix shop.py so that `python3 check.py` passes.")
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert "What it calls is defined at shop.py:1" in str(plans[2].messages[-1].content)

@@ -669,3 +669,19 @@ async def test_a_missing_path_that_is_a_pattern_is_answered_with_the_files_it_ma
         assert not missing.ok and "a path names one file" in missing.observation
         assert "app.log, sub/old.log" in missing.observation
     assert (workspace / "app.log").exists()
+
+
+async def test_a_whole_file_written_back_as_it_is_is_said_to_change_nothing(
+    workspace: Path,
+) -> None:
+    """Asked to sort names.txt, the 1.5B model wrote it back unsorted and said it was sorted."""
+    names = workspace / "names.txt"
+    names.write_text("Maya\nBen\n")
+    await call(workspace, "read_file", path="names.txt")
+    for mode in ("create", "overwrite"):
+        same = await call(workspace, "write_file", path="names.txt", content="Maya\nBen", mode=mode)
+        assert not same.ok and "already holds exactly this text" in same.observation
+    again = await call(
+        workspace, "write_file", path="names.txt", content="Maya\nBen\n", mode="append"
+    )
+    assert again.ok and names.read_text() == "Maya\nBen\nMaya\nBen\n"  # an addition is one
