@@ -181,14 +181,15 @@ class SearchFiles(PathTool):
             pattern = regex.compile(args.pattern)
         except (regex.error, OverflowError, RecursionError):
             pattern = regex.compile(regex.escape(args.pattern))
-        # The search runs on a thread with the GIL released while matching (concurrent=True),
-        # under a time budget, and stops at once when the call is cancelled.
-        stop = threading.Event()
-        search = _Search(pattern, ctx.workspace, ctx.protected, stop)
-        try:
-            matches = await asyncio.to_thread(search.run, root)
-        finally:
-            stop.set()
+        search, matches = await self._search(pattern, root, ctx)
+        literal = regex.escape(args.pattern)
+        as_text = False
+        if not matches and not search.timed_out and literal != args.pattern:
+            # Code searched for as written: "def average(numbers):" as a regular expression
+            # reads its parentheses as a group and matches nothing, and the 1.5B model, which
+            # had been shown that very line, said the function was not there.
+            search, matches = await self._search(regex.compile(literal), root, ctx)
+            as_text = bool(matches)
         shown = display_path(ctx.workspace, root)
         if search.timed_out:
             matches.append(
@@ -220,10 +221,25 @@ class SearchFiles(PathTool):
             f"{found}{'+' if found >= search.cap else ''} matching line{'s' if found != 1 else ''}"
             f" in {files} file{'s' if files != 1 else ''}"
         )
+        if as_text:
+            head += " (as plain text: as a regular expression it matches nothing)"
         if len(search.hits) <= CONTEXT_MATCHES and not search.timed_out:
             matches = search.with_context()
             head += ' (marked "path:N:"; the lines around them "path-N-")'
         return ToolResult(ok=not search.timed_out, observation="\n".join([f"{head}:", *matches]))
+
+    @staticmethod
+    async def _search(
+        pattern: regex.Pattern[str], root: Path, ctx: ToolContext
+    ) -> tuple[_Search, list[str]]:
+        """One search on a thread, the GIL released while matching (concurrent=True), under a
+        time budget, stopped at once when the call is cancelled."""
+        stop = threading.Event()
+        search = _Search(pattern, ctx.workspace, ctx.protected, stop)
+        try:
+            return search, await asyncio.to_thread(search.run, root)
+        finally:
+            stop.set()
 
 
 SHOWN_WHOLE = 200

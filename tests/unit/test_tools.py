@@ -685,3 +685,15 @@ async def test_a_whole_file_written_back_as_it_is_is_said_to_change_nothing(
         workspace, "write_file", path="names.txt", content="Maya\nBen\n", mode="append"
     )
     assert again.ok and names.read_text() == "Maya\nBen\nMaya\nBen\n"  # an addition is one
+
+
+async def test_code_searched_for_as_written_is_found_as_plain_text(tmp_path: Path) -> None:
+    """Shown the line "calc.py:5: def average(numbers):", the 1.5B model searched for it; as
+    a regular expression its parentheses are a group and it matched nothing, so the model
+    said the function was not there."""
+    (tmp_path / "calc.py").write_text("def average(numbers):\n    return 0\n")
+    found = (await call(tmp_path, "search_files", pattern="def average(numbers):")).observation
+    assert found.startswith("1 matching line in 1 file (as plain text")
+    assert "calc.py:1: def average(numbers):" in found
+    regex = (await call(tmp_path, "search_files", pattern=r"def \w+\(")).observation
+    assert regex.startswith("1 matching line in 1 file (marked")  # a real regex stays one
