@@ -150,14 +150,24 @@ def rewritten(old: str, new: str) -> Merge | None:
     return Merge(new, "what was written is the whole file, changed: it replaced the file")
 
 
-def added_definitions(path: str, old: str, added: str) -> Merge | None:
-    """For a Python file: ``old`` with ``added`` at its end, when ``added`` is nothing but
-    definitions of names ``old`` does not define; else None."""
+def _both_definitions(path: str, old: str, added: str) -> tuple[_Definitions, _Definitions] | None:
+    """For a Python file, the definitions of ``old`` and of ``added``, when both parse and
+    ``added`` is nothing but definitions; else None."""
     if PurePosixPath(path).suffix not in PYTHON_SUFFIXES:
         return None
     there, written = _definitions(old), _definitions(added)
     if there is None or written is None or not written.complete or not written.spans:
         return None
+    return there, written
+
+
+def added_definitions(path: str, old: str, added: str) -> Merge | None:
+    """For a Python file: ``old`` with ``added`` at its end, when ``added`` is nothing but
+    definitions of names ``old`` does not define; else None."""
+    both = _both_definitions(path, old, added)
+    if both is None:
+        return None
+    there, written = both
     names = written.spans.keys()
     if names & there.spans.keys():
         return None
@@ -177,11 +187,10 @@ def merged_definitions(path: str, old: str, added: str, partial: bool = False) -
     text is ``old`` itself and the note says there was nothing to change. ``partial`` (an
     overwrite): only when ``added`` leaves out some of the file's definitions; one that has
     them all is the whole file rewritten (without an import it no longer needs)."""
-    if PurePosixPath(path).suffix not in PYTHON_SUFFIXES:
+    both = _both_definitions(path, old, added)
+    if both is None:
         return None
-    there, written = _definitions(old), _definitions(added)
-    if there is None or written is None or not written.complete or not written.spans:
-        return None
+    there, written = both
     names = written.spans.keys()
     if not (names < there.spans.keys() if partial else names <= there.spans.keys()):
         return None

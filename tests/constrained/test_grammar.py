@@ -154,6 +154,18 @@ def test_formats_are_read_from_the_template() -> None:
     assert detect_format("{{ messages }}") == "legacy"
 
 
+def codec(hf):
+    """How the engines tokenise (special tokens read), a token's text, the end of turn."""
+
+    def encode(text: str) -> list[int]:
+        return hf.encode(text, add_special_tokens=False)
+
+    def decode(token: int) -> str:
+        return hf.decode([token])
+
+    return encode, decode, hf.convert_tokens_to_ids("<|im_end|>")
+
+
 def masked_choice(constraint, tokens: list[int], vocab: int, wanted: int) -> bool:
     mask = constraint.allowed(tokens, vocab)
     return mask is None or bool(mask[wanted])
@@ -162,9 +174,7 @@ def masked_choice(constraint, tokens: list[int], vocab: int, wanted: int) -> boo
 def test_auto_is_free_until_the_start_marker_then_constrained(tokenizers) -> None:
     hf, lltok = tokenizers
     vocab = len(hf)
-    encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
-    decode = lambda token: hf.decode([token])  # noqa: E731
-    eos = hf.convert_tokens_to_ids("<|im_end|>")
+    encode, decode, eos = codec(hf)
     constraint = build_constraint(lltok, "qwen_json", TOOLS, "auto", encode, eos, decode)
     prompt = encode("system prompt and question")
     assert constraint.allowed(prompt, vocab) is None  # the prompt
@@ -190,9 +200,7 @@ def test_required_starts_with_the_call_then_ends_or_makes_another(tokenizers) ->
     things at once), and nothing else: after each call only the end or the next line."""
     hf, lltok = tokenizers
     vocab = len(hf)
-    encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
-    decode = lambda token: hf.decode([token])  # noqa: E731
-    eos = hf.convert_tokens_to_ids("<|im_end|>")
+    encode, decode, eos = codec(hf)
     constraint = build_constraint(lltok, "legacy", TOOLS, "required", encode, eos, decode)
     sequence = encode("prompt")
     mask = constraint.allowed(sequence, vocab)
@@ -335,9 +343,7 @@ def test_required_holds_one_call_when_several_are_not_asked_for(tokenizers) -> N
     """``parallel_tool_calls`` off (a task about the workspace): after the call, only the end."""
     hf, lltok = tokenizers
     vocab = len(hf)
-    encode = lambda text: hf.encode(text, add_special_tokens=False)  # noqa: E731
-    decode = lambda token: hf.decode([token])  # noqa: E731
-    eos = hf.convert_tokens_to_ids("<|im_end|>")
+    encode, decode, eos = codec(hf)
     constraint = build_constraint(
         lltok, "legacy", TOOLS, "required", encode, eos, decode, several=False
     )
