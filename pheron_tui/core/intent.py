@@ -217,14 +217,21 @@ _SPEAKS_OF_CODE = re.compile(
 )
 
 
-def code_like_words(text: str) -> tuple[set[str], set[str]]:
+_DEFINED_AS_CODE = rb"(?:def|class|function|fn|func)\s+%s\s*[(:<]"
+"""A plain word counts only as a definition that looks like code (``def slugify(``): prose
+such as "let the user…" must not read as ``let the``."""
+
+
+def code_like_words(text: str) -> tuple[set[str], set[str], set[str]]:
     """Words of the message that look like code rather than English: those with an underscore
     (``MAX_ITEMS``, ``parse_args``), which count where they occur; and those called
     (``average()``) or in backticks, which count only where they are defined (``print()`` is
     everybody's). In a message that speaks of code (``Where is slugify defined?``, ``What
-    does total return?``) every other word counts where it is defined, too."""
+    does total return?``) every other word counts where a definition of it looks like code
+    (the third set)."""
     occurring: set[str] = set()
     defined: set[str] = set()
+    plain: set[str] = set()
     code_talk = _SPEAKS_OF_CODE.search(text) is not None
     for quoted, word, called in _IDENTIFIER.findall(text):
         name = (quoted or word).strip("()")
@@ -232,9 +239,11 @@ def code_like_words(text: str) -> tuple[set[str], set[str]]:
             continue
         if "_" in name.strip("_") and len(name) >= 3:
             occurring.add(name)
-        elif quoted or called or (code_talk and len(name) >= 3):
-            defined.update((name, name.lower()) if code_talk and not quoted else (name,))
-    return occurring, defined
+        elif quoted or called:
+            defined.add(name)
+        elif code_talk and len(name) >= 3:
+            plain.update((name, name.lower()))
+    return occurring, defined, plain - defined
 
 
 def names_code_in_workspace(text: str, workspace: Path) -> bool:
@@ -257,8 +266,8 @@ def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
     """Where in the workspace's text files the code the message names is (up to ``most``
     lines, in walk order): lines where a name with an underscore occurs, lines that define a
     called or backticked name."""
-    occurring, defined = code_like_words(text)
-    if not occurring and not defined:
+    occurring, defined, plain = code_like_words(text)
+    if not occurring and not defined and not plain:
         return []
 
     # One pattern for each kind, the name its group: a long message that speaks of code
@@ -268,6 +277,7 @@ def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
 
     needles = [re.compile(rb"(?<!\w)%s(?!\w)" % alternatives(occurring))] if occurring else []
     needles += [re.compile(_DEFINED % alternatives(defined))] if defined else []
+    needles += [re.compile(_DEFINED_AS_CODE % alternatives(plain))] if plain else []
     places: list[CodePlace] = []
     seen = read = 0
     for folder, dirs, files in os.walk(workspace):

@@ -130,6 +130,8 @@ def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: 
     assert names_code_in_workspace("What does Average return for [1, 2]?", workspace)
     assert not names_code_in_workspace("what is the average of 3 and 5?", workspace)
     assert not names_code_in_workspace("Where is sqrt defined?", workspace)  # not here
+    (workspace / "GUIDE.md").write_text("We let the user pick; the type does not matter.\n")
+    assert not names_code_in_workspace("What does the return statement do?", workspace)
 
 
 async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:
