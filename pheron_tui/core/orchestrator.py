@@ -433,16 +433,13 @@ class Orchestrator:
                 self._send_back(state, reply, PARROT_MESSAGE)
                 continue
             # The check the request names failed: that is the work, not news for the user.
-            reported = state.reported_check() if parsed.kind != "tool_calls" else None
-            if reported:
+            if parsed.kind != "tool_calls" and state.only_reports_check():
                 # Sent to "read the code it points to", the 1.5B model read the check itself:
                 # where the functions its output calls are defined is said.
                 failing = state.steps[-1].output
                 places = await asyncio.to_thread(code_places, failing, self.settings.workspace)
                 defined = [f"{p.path}:{p.line}" for p in places if _DEFINITION.match(p.text)]
-                if defined:
-                    reported = failed_check_message(state.check, defined[:3])
-                self._send_back(state, reply, reported)
+                self._send_back(state, reply, failed_check_message(state.check, defined[:3]))
                 state.tell_to_fix()
                 continue
             # Small models give up after a failed call and "ask" the user, even when the

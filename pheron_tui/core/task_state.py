@@ -207,9 +207,9 @@ class TaskState:
     """The command the request says must pass (``intent.check_command``): run first, to see
     what fails, and again after the change."""
     check_told: bool = False
+    """The model, answering with its change unchecked, was once told to run the check."""
     checks_reported: set[str] = field(default_factory=set)
     """The check's failures the model only reported and was sent back for."""
-    """The model, answering with its change unchecked, was once told to run the check."""
 
     @property
     def writes_refused(self) -> tuple[str, str] | None:
@@ -273,20 +273,18 @@ class TaskState:
                 checked = True
         return unchecked_change_message(self.check) if changed and not checked else None
 
-    def reported_check(self) -> str | None:
-        """What to tell a model that answers, or asks, right after the check the request names
-        failed, with nothing changed since (``check``), or None. Once for each failure: the
-        1.5B model ran the check, then asked the user to fix what it printed; told to
-        correct its call, it ran the same check again."""
+    def only_reports_check(self) -> bool:
+        """Whether an answer, or a question, now comes right after the check the request
+        names failed (``check``; ``failed_check_message`` says what to do instead). Once for
+        each failure: the 1.5B model ran the check, then asked the user to fix what it
+        printed; told to correct its call, it ran the same check again."""
         if not (self.check and self.steps and self.last_failed):
-            return None
+            return False
         last = self.steps[-1]
-        if last.risk != "execute" or last.output in self.checks_reported:
-            return None
-        return failed_check_message(self.check)
+        return last.risk == "execute" and last.output not in self.checks_reported
 
     def tell_to_fix(self) -> None:
-        """The check's failure was reported back (``reported_check``): the next step must
+        """The check's failure was reported back (``only_reports_check``): the next step must
         call, a tool that reads or writes (running the check again tells nothing new)."""
         self.checks_reported.add(self.steps[-1].output)
         self.must_call, self.act_with = True, ("read", "write")
