@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -71,26 +70,12 @@ from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, Tool
 from pheron_tui.core.reply_calls import CallRunner
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
+from pheron_tui.core.send_back import SendBack, before_answer, before_question
 from pheron_tui.core.streaming import StreamedReply, stream_reply
-from pheron_tui.core.task_state import (
-    ECHO_MESSAGE,
-    EMPTY_MESSAGE,
-    FAILED_CHANGE_MESSAGE,
-    PARROT_MESSAGE,
-    RETRY_MESSAGE,
-    UNSUPPORTED_NUMBER_MESSAGE,
-    TaskEnded,
-    TaskState,
-    failed_check_message,
-    parrots,
-    unsummarised_answer,
-    words,
-)
+from pheron_tui.core.task_state import TaskEnded, TaskState, unsummarised_answer
 from pheron_tui.core.tools import ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
-
-_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s")
 
 
 @dataclass
@@ -427,38 +412,8 @@ class Orchestrator:
                 return await self._finish_task(
                     turn_id, state, reply, unsummarised_answer(state.last_result)
                 )
-            if parsed.kind == "clarify" and parrots(parsed.text, state.request):
-                # Small models "ask" the user's own request back. That is no question: tell
-                # the model to look, and go on.
-                self._send_back(state, reply, PARROT_MESSAGE)
-                continue
-            # The check the request names failed: that is the work, not news for the user.
-            if parsed.kind != "tool_calls" and state.only_reports_check():
-                # Sent to "read the code it points to", the 1.5B model read the check itself:
-                # where the functions its output calls are defined is said.
-                failing = state.steps[-1].output
-                places = await asyncio.to_thread(code_places, failing, self.settings.workspace)
-                defined = [f"{p.path}:{p.line}" for p in places if _DEFINITION.match(p.text)]
-                self._send_back(state, reply, failed_check_message(state.check, defined[:3]))
-                state.tell_to_fix()
-                continue
-            # Small models give up after a failed call and "ask" the user, even when the
-            # result names the fix ("files with that name here: config.py"): they are told to
-            # correct the call instead. A real question, once per task; a CLARIFY that only
-            # says what failed, once for each different failure (a fix that uncovers the next
-            # failing test).
-            failure = state.last_result[1] if state.last_failed else None
-            retry = failure and ("a question" if parsed.text.rstrip().endswith("?") else failure)
-            if parsed.kind == "clarify" and retry and retry not in state.retried_after:
-                state.retried_after.add(retry)
-                self._send_back(state, reply, RETRY_MESSAGE)
-                continue
-            echoed = state.echoed_note(parsed.text) if parsed.kind != "tool_calls" else None
-            if echoed:
-                # The note is ours, addressed to the model; handed to the user as an answer
-                # or a question, it says nothing they did not just do themselves.
-                state.refusal_echoed = True
-                self._send_back(state, reply, echoed, call=False)
+            if sent := await before_question(state, parsed, self.settings.workspace):
+                self._send_back(state, reply, sent)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -484,60 +439,23 @@ class Orchestrator:
                     start=start,
                 )
                 continue
-            if not parsed.text:
-                self._send_back(state, reply, EMPTY_MESSAGE, said="")
-                continue
-            if number := state.unsupported_number(parsed.text):
-                # Before the echo rule: "The value of TIMEOUT_S is 60" repeats the request's
-                # words, but what is wrong with it is the 60. Once: a number the model worked
-                # out may stand when it says it again.
-                state.numbers_checked = True
-                nudge = UNSUPPORTED_NUMBER_MESSAGE.format(number=number)
-                self._send_back(state, reply, nudge)
-                continue
-            echo = len(words(parsed.text)) >= 4 and parrots(parsed.text, state.request)
-            if echo and not state.echoed and not answer_now:
-                # Small models sometimes "answer" with the request itself. That is no answer:
-                # say so once, and ask for the work.
-                state.echoed = True
-                self._send_back(state, reply, ECHO_MESSAGE)
-                continue
-            undone = None if answer_now else state.undone_order()
-            if undone:
-                self._send_back(state, reply, undone)
-                state.tell_to_act(undone)
-                continue
-            unchecked = None if answer_now else state.unchecked_change()
-            if unchecked:
-                self._send_back(state, reply, unchecked)
-                state.check_told, state.must_call, state.act_with = True, True, ("execute",)
-                continue
-            if failure and failure not in state.retried_after and state.change_failed():
-                # Once per failure, as for a CLARIFY above: the answer may only report it.
-                state.retried_after.add(failure)
-                self._send_back(state, reply, FAILED_CHANGE_MESSAGE)
+            if sent := before_answer(state, parsed.text, answer_now):
+                self._send_back(state, reply, sent)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
 
-    def _send_back(
-        self,
-        state: TaskState,
-        reply: StreamedReply,
-        nudge: str,
-        said: str | None = None,
-        call: bool = True,
-    ) -> None:
-        """Keep a reply that does not move the task (``said``, else the reply as it came),
-        answer it with ``nudge``, and make the next step call a tool (unless not ``call``)."""
-        content = reply.answer if said is None else said
+    def _send_back(self, state: TaskState, reply: StreamedReply, sent: SendBack) -> None:
+        """Keep a reply that does not move the task (as ``sent`` says), answer it with
+        ``sent.note``, and make the next step call a tool (unless not ``sent.call``)."""
+        content = reply.answer if sent.said is None else sent.said
         self._remember(
             Message(role="assistant", content=content, reasoning_content=reply.think or None)
         )
-        self._remember(Message(role="user", content=nudge))
-        state.must_call = call
+        self._remember(Message(role="user", content=sent.note))
+        state.must_call = sent.call
 
     async def _plan_step(
         self, turn_id: int, step: int, shape: _StepShape

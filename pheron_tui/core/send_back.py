@@ -1,0 +1,111 @@
+"""Replies that do not end a task, and the note each is sent back to the model with.
+
+A planning reply that is no tool call is an answer or a question for the user, unless one of
+these rules finds it moves nothing: then the reply is kept, answered with the rule's note, and
+the task goes on. Each rule fires a bounded number of times (``TaskState`` remembers which),
+so a model that insists is heard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pheron_tui.core.intent import code_places
+from pheron_tui.core.parsing import ParsedReply
+from pheron_tui.core.task_state import (
+    ECHO_MESSAGE,
+    EMPTY_MESSAGE,
+    FAILED_CHANGE_MESSAGE,
+    PARROT_MESSAGE,
+    RETRY_MESSAGE,
+    UNSUPPORTED_NUMBER_MESSAGE,
+    TaskState,
+    failed_check_message,
+    parrots,
+    words,
+)
+
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s")
+
+
+@dataclass(frozen=True)
+class SendBack:
+    """A reply sent back: ``note`` answers it; the next step must call a tool if ``call``."""
+
+    note: str
+    said: str | None = None
+    """What is kept of the reply (None: the reply as it came)."""
+    call: bool = True
+
+
+async def before_question(
+    state: TaskState, parsed: ParsedReply, workspace: Path
+) -> SendBack | None:
+    """Rules for any reply, asked before a question goes to the user or calls run."""
+    if parsed.kind == "clarify" and parrots(parsed.text, state.request):
+        # Small models "ask" the user's own request back. That is no question: tell the model
+        # to look, and go on.
+        return SendBack(PARROT_MESSAGE)
+    # The check the request names failed: that is the work, not news for the user.
+    if parsed.kind != "tool_calls" and state.only_reports_check():
+        # Sent to "read the code it points to", the 1.5B model read the check itself: where the
+        # functions its output calls are defined is said.
+        failing = state.steps[-1].output
+        places = await asyncio.to_thread(code_places, failing, workspace)
+        defined = [f"{p.path}:{p.line}" for p in places if _DEFINITION.match(p.text)]
+        state.tell_to_fix()
+        return SendBack(failed_check_message(state.check, defined[:3]))
+    # Small models give up after a failed call and "ask" the user, even when the result names
+    # the fix ("files with that name here: config.py"): they are told to correct the call
+    # instead. A real question, once per task; a CLARIFY that only says what failed, once for
+    # each different failure (a fix that uncovers the next failing test).
+    failure = _last_failure(state)
+    retry = failure and ("a question" if parsed.text.rstrip().endswith("?") else failure)
+    if parsed.kind == "clarify" and retry and retry not in state.retried_after:
+        state.retried_after.add(retry)
+        return SendBack(RETRY_MESSAGE)
+    echoed = state.echoed_note(parsed.text) if parsed.kind != "tool_calls" else None
+    if echoed:
+        # The note is ours, addressed to the model; handed to the user as an answer or a
+        # question, it says nothing they did not just do themselves.
+        state.refusal_echoed = True
+        return SendBack(echoed, call=False)
+    return None
+
+
+def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | None:
+    """Rules for a reply that would be the task's final answer (``text``); when the answer is
+    due (``answer_now``) it is not sent back for what is left undone."""
+    if not text:
+        return SendBack(EMPTY_MESSAGE, said="")
+    if number := state.unsupported_number(text):
+        # Before the echo rule: "The value of TIMEOUT_S is 60" repeats the request's words, but
+        # what is wrong with it is the 60. Once: a number the model worked out may stand when
+        # it says it again.
+        state.numbers_checked = True
+        return SendBack(UNSUPPORTED_NUMBER_MESSAGE.format(number=number))
+    if not answer_now:
+        if len(words(text)) >= 4 and parrots(text, state.request) and not state.echoed:
+            # Small models sometimes "answer" with the request itself. That is no answer: say
+            # so once, and ask for the work.
+            state.echoed = True
+            return SendBack(ECHO_MESSAGE)
+        if undone := state.undone_order():
+            state.tell_to_act(undone)
+            return SendBack(undone)
+        if unchecked := state.unchecked_change():
+            state.check_told, state.act_with = True, ("execute",)
+            return SendBack(unchecked)
+    failure = _last_failure(state)
+    if failure and failure not in state.retried_after and state.change_failed():
+        # Once per failure, as for a question above: the answer may only report it.
+        state.retried_after.add(failure)
+        return SendBack(FAILED_CHANGE_MESSAGE)
+    return None
+
+
+def _last_failure(state: TaskState) -> str | None:
+    return state.last_result[1] if state.last_failed else None
