@@ -1,6 +1,6 @@
 """Everyday tasks end to end: does the agent do the job, and does its critic know?
 
-Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out]
+Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out|third]
      [--only N,M] [--timeout S] [--log DIR]
 
 Each task starts from a fresh copy of a small fixture project (a calculator with a bug and a
@@ -14,6 +14,8 @@ time; then the success rate and how often the critic agreed with the check.
 ``--set held-out`` runs a second project (a shop's inventory with a bug, a log, JSON settings, a
 shell script, a nested package) with tasks written after the agent's aids were built: the
 everyday set was looked at while building them, this one shows whether they carry over.
+``--set third`` (unit conversions, an INI file, docs, a folder to remove) was written once the
+held-out set had been looked at in turn, to measure that again.
 """
 
 from __future__ import annotations
@@ -311,7 +313,124 @@ HELD_OUT = [
     Task("What does slugify return for 'Big Red Apple'?", says("big-red-apple")),
 ]  # fmt: skip
 
-SETS = {"everyday": (FIXTURE, TASKS), "held-out": (SHOP, HELD_OUT)}
+
+# The third set: written after the held-out set had been looked at and its misses mended, to
+# measure again what carries over. Another project (unit conversions with a bug and a check, a
+# CSV, an INI file, pyproject.toml, docs, a script in a folder, a folder to remove).
+UNITS = {
+    "units.py": (
+        "KM_PER_MILE = 1.609344\n\n\n"
+        "def miles_to_km(miles):\n    return miles * KM_PER_MILE\n\n\n"
+        "def km_to_miles(km):\n    return km * KM_PER_MILE\n\n\n"
+        "def celsius_to_fahrenheit(c):\n    return c * 9 / 5 + 32\n"
+    ),
+    "test_units.py": (
+        "from units import celsius_to_fahrenheit, km_to_miles, miles_to_km\n\n"
+        "assert round(miles_to_km(10), 2) == 16.09\n"
+        "assert round(km_to_miles(1.609344), 6) == 1.0, km_to_miles(1.609344)\n"
+        "assert celsius_to_fahrenheit(100) == 212\n"
+        'print("units ok")\n'
+    ),
+    "stations.csv": "station,city,temp_c\nS1,Oslo,-3\nS2,Lima,19\nS3,Cairo,27\nS4,Perth,22\n",
+    "pyproject.toml": (
+        '[project]\nname = "unitkit"\nversion = "0.3.1"\nrequires-python = ">=3.9"\n'
+    ),
+    "config.ini": "[server]\nhost = localhost\nport = 5000\n\n[cache]\nenabled = yes\nsize = 128\n",
+    "docs/usage.md": "# Usage\n\nCall miles_to_km(5) to convert.\n\nFIXME: document km_to_miles\n",
+    "scripts/report.py": (
+        "import csv\n\n"
+        "with open('stations.csv') as f:\n    rows = list(csv.DictReader(f))\n"
+        "coldest = min(rows, key=lambda r: float(r['temp_c']))\n"
+        "print(f\"stations: {len(rows)}, coldest: {coldest['city']}\")\n"
+    ),
+    "old/legacy.txt": "kept for reference\n",
+    "old/notes.txt": "nothing here\n",
+}
+
+
+def units_fixed(ws: Path, answer: str) -> bool:
+    return (ws / "test_units.py").read_text() == UNITS["test_units.py"] and passes(
+        [sys.executable, "test_units.py"]
+    )(ws, answer)
+
+
+def cache_resized(ws: Path, _answer: str) -> bool:
+    import configparser
+
+    config = configparser.ConfigParser()
+    try:
+        config.read_string((ws / "config.ini").read_text())
+        return config["cache"]["size"] == "256" and config["server"]["port"] == "5000"
+    except (OSError, configparser.Error, KeyError):
+        return False
+
+
+def f_to_c_added(ws: Path, answer: str) -> bool:
+    probe = (
+        "import units as u; assert abs(u.fahrenheit_to_celsius(212) - 100) < 1e-9;"
+        " assert abs(u.fahrenheit_to_celsius(32)) < 1e-9; assert round(u.miles_to_km(10), 2) == 16.09"
+    )
+    return passes([sys.executable, "-c", probe])(ws, answer)
+
+
+def old_removed(ws: Path, _answer: str) -> bool:
+    return not (ws / "old").exists() and (ws / "units.py").is_file() and (ws / "docs").is_dir()
+
+
+def usage_renamed(ws: Path, _answer: str) -> bool:
+    moved = ws / "docs" / "guide.md"
+    return (
+        not (ws / "docs" / "usage.md").exists()
+        and moved.is_file()
+        and moved.read_text() == UNITS["docs/usage.md"]
+    )
+
+
+def line_appended(ws: Path, _answer: str) -> bool:
+    text = (ws / "docs" / "usage.md").read_text()
+    lines = text.rstrip("\n").split("\n")
+    return text.startswith(UNITS["docs/usage.md"].rstrip("\n")) and lines[-1].strip() == (
+        "Oslo is the coldest station."
+    )
+
+
+def stations_copied(ws: Path, _answer: str) -> bool:
+    copy = ws / "stations_backup.csv"
+    return (
+        copy.is_file()
+        and copy.read_text() == UNITS["stations.csv"]
+        and (ws / "stations.csv").read_text() == UNITS["stations.csv"]
+    )
+
+
+THIRD = [
+    Task("Explain what km_to_miles in units.py does and whether it is correct.", says_any("divid", "incorrect", "wrong", "bug", "not correct", "should be", "instead of")),
+    Task("Make python3 test_units.py pass.", units_fixed),
+    Task("What version is this project, per pyproject.toml?", says("0.3.1")),
+    Task("Which city is the warmest in stations.csv?", says("Cairo")),
+    Task("How many stations are listed in stations.csv?", says("4")),
+    Task("Change the cache size in config.ini to 256.", cache_resized),
+    Task("Run scripts/report.py and tell me what it prints.", says("Oslo")),
+    Task("Add a function fahrenheit_to_celsius(f) to units.py.", f_to_c_added),
+    Task("Remove the old folder and everything in it.", old_removed),
+    Task("Rename docs/usage.md to docs/guide.md", usage_renamed),
+    Task("Which file has a FIXME note, and what does it say?", says("usage.md", "km_to_miles")),
+    Task("What is 15% of 80?", says("12"), chat=True),
+    Task("What does HTTP stand for?", says("Hypertext Transfer Protocol"), chat=True),
+    Task("Create a .gitignore that ignores __pycache__ folders.", file_is(".gitignore", r"__pycache__")),
+    Task("Which port does the server in config.ini listen on?", says("5000")),
+    Task("Append the line 'Oslo is the coldest station.' to docs/usage.md", line_appended),
+    Task("How many lines long is units.py?", says(str(UNITS["units.py"].count("\n")))),
+    Task("Which functions does test_units.py test?", says("miles_to_km", "km_to_miles", "celsius_to_fahrenheit")),
+    Task("Use units.py to convert 10 miles to kilometres.", says("16.09")),
+    Task("Make a copy of stations.csv called stations_backup.csv", stations_copied),
+]  # fmt: skip
+
+SETS = {
+    "everyday": (FIXTURE, TASKS),
+    "held-out": (SHOP, HELD_OUT),
+    "third": (UNITS, THIRD),
+}
 
 
 @dataclass
