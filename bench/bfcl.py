@@ -11,7 +11,9 @@ needed: only the data files and the checker's modules are read). Each case's fun
 become ToolSpecs; its question goes through the planning request the orchestrator builds
 (native or legacy prompt, the same tool_choice rule, a forced first call left free where the
 model all but rules a call out (under 5 %) and the question names none of the tools, the
-same parser, the same value check: optional arguments nobody asked for left out of a first
+same parser, the same order check: of several calls in one reply, one of another function
+after an earlier call waits for the next step (``call_order``, the functions being MCP tools
+with no hints), so only the calls run at once count; the same value check: optional arguments nobody asked for left out of a first
 step's calls, and on a free first step a call with a number or a name nobody gave not run,
 so it counts as no call; the same fit check: there, a call the question did not name not
 run when the model judges its tool not made for the question, or not clearly made for it
@@ -61,6 +63,7 @@ from pheron_tui.core.call_format import (  # noqa: E402
     first_step_request,
     planning_request,
 )
+from pheron_tui.core.call_order import CallOrder  # noqa: E402
 from pheron_tui.core.grounding import guessed_values, without_unasked  # noqa: E402
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
 from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E402
@@ -69,6 +72,7 @@ from pheron_tui.core.parsing import distinct_calls, parse_reply  # noqa: E402
 from pheron_tui.core.streaming import stream_reply  # noqa: E402
 from pheron_tui.core.tool_fit import fit_share, least_share  # noqa: E402
 from pheron_tui.core.tool_schema import repaired  # noqa: E402
+from pheron_tui.tools.mcp import risk_of  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 CATEGORIES = (
@@ -239,6 +243,23 @@ def free_first_step(case: dict, free_start: bool) -> bool:
     return free_start and not speaks_of_the_workspace(question_of(case))
 
 
+def order_checked(calls: list[dict]) -> list[dict]:
+    """The calls of one reply the orchestrator runs at once (``call_order``): the case's
+    functions, served as MCP tools with no hints, are of the ``execute`` tier, so a call of
+    another function after one of them waits for the next step, where the model has seen
+    that result (it is not part of this step's answer); the same function again (BFCL's
+    parallel) runs."""
+    tier = risk_of(None)
+    order, now = CallOrder(), []
+    for call in calls:
+        for name in call:
+            waits = order.waits(name, tier)
+            if waits is None:
+                now.append(call)
+            order.add(name, tier, ok=waits is None)  # a call put off did not go through
+    return now
+
+
 def value_checked(
     calls: list[dict], tools: dict[str, dict], said: str, start: FirstStep | None
 ) -> tuple[list[dict], int]:
@@ -341,7 +362,9 @@ async def run(args: argparse.Namespace) -> None:
             tools = {s.function.name: s.function.model_dump() for s in specs}
             raw = calls
             free = free_first_step(case, args.free_start == "on")
-            calls, took_back = value_checked(calls, tools, said, start if free else None)
+            calls, took_back = value_checked(
+                order_checked(calls), tools, said, start if free else None
+            )
             guessed += took_back
             checked = calls
             calls, fit = await fit_checked(
