@@ -421,12 +421,13 @@ def unasked_options(
             continue
         if isinstance(value, bool):
             given = _spoken_of(name, said)
-        elif isinstance(value, str) and value in (schema.get("enum") or ()):
-            given = (
-                _value_given(value, said, stated)
-                or _option_picked(value, said)
-                or _spoken_of(name, said)
-            )
+        elif _options_of(value, schema):
+            # Each of the tool's own options chosen, alone or in a list of them.
+            chosen = value if isinstance(value, list) else [value]
+            given = all(
+                _value_given(option, said, stated) or _option_picked(option, said)
+                for option in chosen
+            ) or _spoken_of(name, said)
         else:
             given = (
                 _value_given(value, said, stated)
@@ -436,6 +437,20 @@ def unasked_options(
         if not given:
             unasked.append(name)
     return unasked
+
+
+def _options_of(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``value`` is one of the parameter's options, or a list of its items' options
+    ("categories": ["vegan", "gluten-free"] from the options of its items)."""
+    if isinstance(value, str):
+        return value in (schema.get("enum") or ())
+    items = schema.get("items")
+    options = (items.get("enum") or ()) if isinstance(items, dict) else ()
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(o, str) and o in options for o in value)
+    )
 
 
 def _dated(value: Any, heard: _Heard) -> bool:

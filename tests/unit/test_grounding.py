@@ -154,6 +154,28 @@ def test_an_option_the_request_picks_out_is_asked_for() -> None:
     assert unasked_options(flag, movies, "attractions in Paris") == ["free_entry"]
 
 
+def test_a_list_of_options_the_request_picks_out_is_asked_for() -> None:
+    """A list of the tool's options reads as each option does: "vegetarian and gluten-free"
+    picks ["vegan", "gluten-free"]; a list with an option nothing picks was not asked."""
+    shop = {
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {"type": "string"},
+                "categories": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["vegan", "gluten-free", "organic"]},
+                },
+            },
+            "required": ["location"],
+        }
+    }
+    call = {"location": "Denver", "categories": ["vegan", "gluten-free"]}
+    assert unasked_options(call, shop, "vegetarian and gluten-free foods near Denver") == []
+    assert unasked_options(call, shop, "gluten-free foods near Denver") == ["categories"]
+    assert unasked_options(call, shop, "foods near Denver") == ["categories"]
+
+
 def test_words_every_request_has_give_no_sign_of_an_option() -> None:
     """ "Please deliver to the front door" shares only "to" and "the" with an order that gave
     no instructions: left out. Said, it stays."""
