@@ -261,6 +261,24 @@ def move_entry(workspace: Path, source: Path, destination: Path) -> None:
         os.rename(src[-1], dst[-1], src_dir_fd=src_folder, dst_dir_fd=dst_folder)
 
 
+SHOWN_ENTRIES = 10
+
+
+def _not_empty(workspace: Path, parts: Sequence[str]) -> str:
+    """Why a folder is not deleted, with what it holds: told only "delete those first", the
+    1.5B model guessed at the names inside."""
+    folder = "/".join(parts)
+    with _folder_fd(workspace, parts) as fd:
+        names = sorted(os.listdir(fd))
+    shown = ", ".join(f"{folder}/{name}" for name in names[:SHOWN_ENTRIES])
+    more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""
+    return (
+        f"{folder} is a folder with {len(names)} {'entry' if len(names) == 1 else 'entries'} "
+        f"in it ({shown}{more}); one call "
+        "deletes one thing, so delete those first, then the folder"
+    )
+
+
 def delete_entry(workspace: Path, path: Path) -> str:
     """Remove a workspace file, link (not what it points to) or empty folder; return what it
     was. A folder with something in it is refused: one call removes one thing."""
@@ -274,9 +292,7 @@ def delete_entry(workspace: Path, path: Path) -> str:
                 os.rmdir(parts[-1], dir_fd=folder)
             except OSError as exc:
                 if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                    raise PathRefused(
-                        f"{path.name} is a folder with files in it; delete those first"
-                    ) from None
+                    raise PathRefused(_not_empty(workspace, parts)) from None
                 raise
             return "folder"
         os.unlink(parts[-1], dir_fd=folder)
