@@ -262,10 +262,30 @@ class CodePlace:
     text: str
 
 
+_DEFINITION_LINE = (
+    r"(?:(?:async\s+)?(?:def|class|function|fn|func|const|let|var|struct|enum|interface|type)"
+    r"\s+{name}\b|{name}\s*(?::[^=]*)?=)"
+)
+"""A line that defines ``name`` (``def km_to_miles(``, ``TIMEOUT_S = 30``), from its start."""
+
+
+def defines(place: CodePlace) -> bool:
+    """Whether the line at ``place`` is where its name is defined."""
+    return re.match(_DEFINITION_LINE.format(name=re.escape(place.name)), place.text) is not None
+
+
 def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
     """Where in the workspace's text files the code the message names is (up to ``most``
-    lines, in walk order): lines where a name with an underscore occurs, lines that define a
-    called or backticked name."""
+    lines, each once, those that define a name first, then in walk order): lines where a
+    name with an underscore occurs, lines that define a called or backticked name. Shown uses
+    first, the 1.5B model asked what a function does read a doc line that named it, not the
+    function."""
+    places = _code_lines(text, workspace, most * 4)
+    return sorted(places, key=lambda place: not defines(place))[:most]
+
+
+def _code_lines(text: str, workspace: Path, most: int) -> list[CodePlace]:
+    """Up to ``most`` distinct lines where the code the message names is, in walk order."""
     occurring, defined, plain = code_like_words(text)
     if not occurring and not defined and not plain:
         return []
@@ -278,7 +298,7 @@ def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
     needles = [re.compile(rb"(?<!\w)%s(?!\w)" % alternatives(occurring))] if occurring else []
     needles += [re.compile(_DEFINED % alternatives(defined))] if defined else []
     needles += [re.compile(_DEFINED_AS_CODE % alternatives(plain))] if plain else []
-    places: list[CodePlace] = []
+    places: dict[tuple[str, int], CodePlace] = {}
     seen = read = 0
     for folder, dirs, files in os.walk(workspace):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
@@ -299,19 +319,18 @@ def code_places(text: str, workspace: Path, most: int = 6) -> list[CodePlace]:
                         start = data.rfind(b"\n", 0, match.start()) + 1
                         end = data.find(b"\n", match.end())
                         line = data[start : end if end != -1 else len(data)]
-                        places.append(
-                            CodePlace(
-                                word,
-                                path.relative_to(workspace).as_posix(),
-                                data.count(b"\n", 0, match.start()) + 1,
-                                line.decode("utf-8", errors="replace").strip()[:200],
-                            )
+                        place = CodePlace(
+                            word,
+                            path.relative_to(workspace).as_posix(),
+                            data.count(b"\n", 0, match.start()) + 1,
+                            line.decode("utf-8", errors="replace").strip()[:200],
                         )
+                        places.setdefault((place.path, place.line), place)
                         if len(places) >= most:
-                            return places
+                            return list(places.values())
             if seen >= WALK_LIMIT or read >= READ_LIMIT:
-                return places
-    return places
+                return list(places.values())
+    return list(places.values())
 
 
 def names_workspace_things(text: str, workspace: Path) -> bool:

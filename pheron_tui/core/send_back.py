@@ -9,11 +9,10 @@ so a model that insists is heard.
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pheron_tui.core.intent import code_places
+from pheron_tui.core.intent import code_places, defines
 from pheron_tui.core.parsing import ParsedReply
 from pheron_tui.core.task_state import (
     ECHO_MESSAGE,
@@ -27,8 +26,6 @@ from pheron_tui.core.task_state import (
     parrots,
     words,
 )
-
-_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s")
 
 
 @dataclass(frozen=True)
@@ -55,7 +52,7 @@ async def before_question(
         # functions its output calls are defined is said.
         failing = state.steps[-1].output
         places = await asyncio.to_thread(code_places, failing, workspace)
-        defined = [f"{p.path}:{p.line}" for p in places if _DEFINITION.match(p.text)]
+        defined = [f"{p.path}:{p.line}" for p in places if defines(p)]
         state.tell_to_fix()
         return SendBack(failed_check_message(state.check, defined[:3]))
     # Small models give up after a failed call and "ask" the user, even when the result names

@@ -66,6 +66,9 @@ class ReadFile(PathTool):
 
 READ_LINES = 400
 """Lines read_file shows unless told otherwise."""
+SHORT_FILE_LINES = 80
+SHORT_FILE_CHARS = 4_000
+"""A file no longer than this is shown whole, whatever part of it was asked for."""
 
 
 def as_read(shown: str, data: bytes, size: int, offset: int = 1, limit: int = READ_LINES) -> str:
@@ -83,6 +86,16 @@ def as_read(shown: str, data: bytes, size: int, offset: int = 1, limit: int = RE
         if size == len(data) or "\ufffd" in text[:-1]:
             notes.append("it is not valid UTF-8: undecodable bytes are shown as \ufffd")
     lines = text.splitlines()
+    asked = (offset, min(offset - 1 + limit, len(lines)))
+    short = len(lines) <= SHORT_FILE_LINES and len(text) <= SHORT_FILE_CHARS
+    if short and size == len(data) and offset <= len(lines) and asked != (1, len(lines)):
+        # Small models guess where to look: a line a note named ("offset 5"), one line of a
+        # CSV for its header. A file this short costs little shown whole, and the rest was
+        # what the question needed ("how many stations?" answered from the header).
+        notes.append(
+            f"lines {asked[0]}-{asked[1]} were asked for; the file is short, so all of it is shown"
+        )
+        offset, limit = 1, len(lines)
     if lines and offset > len(lines):
         # Small models guess offsets; reading nothing led them to say the code is not
         # there. The file from its start is what they were after.

@@ -9,6 +9,8 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import LEGACY
 from pheron_tui.core.intent import (
     check_command,
+    code_places,
+    defines,
     names_a_workspace_entry,
     names_code_in_workspace,
 )
@@ -132,6 +134,26 @@ def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: 
     assert not names_code_in_workspace("Where is sqrt defined?", workspace)  # not here
     (workspace / "GUIDE.md").write_text("We let the user pick; the type does not matter.\n")
     assert not names_code_in_workspace("What does the return statement do?", workspace)
+
+
+def test_where_the_named_code_is_defined_comes_first_and_each_line_once(
+    workspace: Path,
+) -> None:
+    """Shown a check's use of the function first (twice, for its two uses on one line) and
+    its definition later, the 1.5B model read a doc line that named it, not the function."""
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "usage.md").write_text("FIXME: document km_to_miles\n")
+    (workspace / "test_units.py").write_text(
+        "from units import km_to_miles\nassert km_to_miles(1) == 1, km_to_miles(1)\n"
+    )
+    (workspace / "units.py").write_text("KM = 1.6\n\n\ndef km_to_miles(km):\n    return km / KM\n")
+    places = [(p.path, p.line) for p in code_places("what does km_to_miles do?", workspace)]
+    assert places[0] == ("units.py", 4)
+    assert sorted(places[1:]) == [("docs/usage.md", 1), ("test_units.py", 1), ("test_units.py", 2)]
+    # A constant's assignment defines it too; a line that only uses it does not.
+    (workspace / "config.py").write_text("LIMIT_S = 3\nprint(LIMIT_S)\nLIMIT_S: int = 4\n")
+    found = code_places("what is LIMIT_S?", workspace)
+    assert [(p.line, defines(p)) for p in found] == [(1, True), (3, True), (2, False)]
 
 
 async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:

@@ -88,9 +88,10 @@ async def test_read_file_through_a_link_out_is_refused_with_a_clear_observation(
 
 
 async def test_read_file_with_offset_and_limit(workspace: Path) -> None:
-    result = await call(workspace, "read_file", path="a.txt", offset=2, limit=1)
+    (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 201)))
+    result = await call(workspace, "read_file", path="long.txt", offset=2, limit=1)
     assert result.ok
-    assert "beta" in result.observation and "alpha" not in result.observation
+    assert "line 2" in result.observation and "line 1\n" not in result.observation
     past = await call(workspace, "read_file", path="a.txt", offset=10, limit=20)
     assert past.ok and "alpha" in past.observation and "past the end (3 lines)" in past.observation
 
@@ -151,8 +152,23 @@ async def test_a_search_says_how_many_lines_match_apart_from_the_lines_around_th
 async def test_read_file_says_how_many_lines_there_are(workspace: Path) -> None:
     whole = (await call(workspace, "read_file", path="a.txt")).observation
     assert whole.splitlines()[0] == "a.txt (3 lines):"
-    part = (await call(workspace, "read_file", path="a.txt", offset=2, limit=1)).observation
-    assert part.splitlines()[0] == "a.txt (lines 2-2 of 3):"
+    (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 201)))
+    part = (await call(workspace, "read_file", path="long.txt", offset=2, limit=1)).observation
+    assert part.splitlines()[0] == "long.txt (lines 2-2 of 200):"
+
+
+async def test_part_of_a_short_file_is_shown_whole(workspace: Path) -> None:
+    """The 1.5B model read line 5 of a doc because a note named it, and only the header of a
+    CSV asked how many rows it has (then gave the line count). A short file is shown whole,
+    with the lines asked for noted."""
+    (workspace / "data.csv").write_text("name,score\nana,3\nbo,5\ncy,8\ndee,1\n")
+    head = (await call(workspace, "read_file", path="data.csv", limit=1)).observation
+    assert head.startswith("data.csv (5 lines: a header and 4 data rows):\n")
+    assert "dee,1" in head and head.endswith(
+        "[lines 1-1 were asked for; the file is short, so all of it is shown]"
+    )
+    line = (await call(workspace, "read_file", path="a.txt", offset=2, limit=1)).observation
+    assert line.splitlines()[0] == "a.txt (3 lines):" and "alpha" in line and "gamma" in line
 
 
 async def test_copy_path_copies_a_file_and_never_over_one(workspace: Path) -> None:
@@ -213,8 +229,9 @@ async def test_a_csv_with_a_header_says_how_many_data_rows_it_has(workspace: Pat
     assert (await call(workspace, "read_file", path="notes.txt")).observation.startswith(
         "notes.txt (2 lines):"
     )  # not a CSV file by its name
-    part = await call(workspace, "read_file", path="data.csv", limit=2)
-    assert part.observation.startswith("data.csv (lines 1-2 of 5):")
+    (workspace / "big.csv").write_text("n,sq\n" + "".join(f"{n},{n * n}\n" for n in range(200)))
+    part = await call(workspace, "read_file", path="big.csv", limit=2)
+    assert part.observation.startswith("big.csv (lines 1-2 of 201):")  # rows counted whole only
 
 
 async def test_an_edit_shows_the_lines_it_changed(workspace: Path) -> None:
