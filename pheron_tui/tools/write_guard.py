@@ -17,6 +17,9 @@ the same call again, three times. Asked for a docstring on add, it appended a se
   written to it in any mode: those keys take the new values, the rest is kept, in the file's
   own layout (``merged_keys``). Told to set a port, the 1.5B model appended ``{"port": 9090}``
   to settings.json, which then held two objects.
+* ``key = value`` lines, each naming one setting a settings file (INI, TOML, .env…) has,
+  written to it in any mode: set in place (``merged_settings``). Asked to change a cache
+  size, the 1.5B model overwrote config.ini with ``cache_size = 256``.
 * an overwrite made only of lines of the file, some changed (any kind of file): the changed
   lines are put in place (``merged_lines``).
 * a new version of the whole file written as a new file or as an addition (it keeps at least
@@ -246,6 +249,98 @@ def merged_keys(path: str, old: str, added: str, partial: bool = False) -> Merge
         f"{', '.join(changed)} already in the file: set to the new value there; the rest of "
         "the file is kept",
     )
+
+
+SETTINGS_SUFFIXES = (".ini", ".cfg", ".conf", ".toml", ".env", ".properties")
+_SETTING = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)(\s*[=:]\s*)(.*?)\s*$")
+_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
+_COMMENT = re.compile(r"\s+[#;]")
+
+
+def merged_settings(path: str, old: str, added: str) -> Merge | None:
+    """For a settings file (INI, TOML, .env…): ``old`` with the ``key = value`` lines of
+    ``added`` set in place, when each names one setting the file has: by its key where only
+    one section has it, under a ``[section]`` line written before it, or as ``section.key``
+    / ``section_key``; else None. The file's spacing and a comment after a value are kept.
+    Asked to change the cache size in config.ini, the 1.5B model overwrote the file with
+    ``cache_size = 256``, and made the same call again once told what it would lose."""
+    name = PurePosixPath(path).name.lower()
+    if not (name.endswith(SETTINGS_SUFFIXES) or name.startswith(".env")):
+        return None
+    lines = old.splitlines(keepends=True)
+    places = _settings(lines)
+    changes: dict[int, str] = {}
+    section = None
+    for line in added.splitlines():
+        if not line.strip():
+            continue
+        header, setting = _SECTION.match(line), _SETTING.match(line)
+        if header:
+            section = header.group(1)
+            continue
+        index = _setting_at(places, setting.group(2), section) if setting else None
+        if setting is None or index is None:
+            return None
+        changes[index] = setting.group(4)
+    if not changes:
+        return None
+    changed = []
+    for index, value in changes.items():
+        body = lines[index].rstrip("\r\n")
+        indent, key, separator, rest = _SETTING.match(body).groups()  # type: ignore[union-attr]
+        comment = _COMMENT.search(rest)
+        cut = comment.start() if comment else len(rest)
+        if _goes_on(rest[:cut]):
+            return None  # a value over several lines ("deps = [") is not one line to set
+        if rest[:cut] != value:
+            changed.append(key)
+            ending = lines[index][len(body) :]
+            lines[index] = f"{indent}{key}{separator}{value}{rest[cut:]}{ending}"
+    if not changed:
+        return Merge(old, "it already has these settings exactly as written; nothing to change")
+    return Merge(
+        "".join(lines),
+        f"{', '.join(changed)} already in the file: set to the new value there; the rest of "
+        "the file is kept",
+    )
+
+
+def _goes_on(value: str) -> bool:
+    """Whether a setting's value opens a list, table or string its line does not close."""
+    opened = value.count("[") + value.count("{") - value.count("]") - value.count("}")
+    return opened > 0 or value.count('"""') % 2 == 1 or value.count("'''") % 2 == 1
+
+
+def _settings(lines: list[str]) -> list[tuple[str | None, str, int]]:
+    """Each setting of a settings file: its section (None before the first), key and line."""
+    section, found = None, []
+    for index, line in enumerate(lines):
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1)
+        elif (setting := _SETTING.match(line)) and not line.lstrip().startswith(("#", ";")):
+            found.append((section, setting.group(2), index))
+    return found
+
+
+def _setting_at(
+    places: list[tuple[str | None, str, int]], key: str, section: str | None
+) -> int | None:
+    """The line of the one setting ``key`` names (under ``section`` when one was written),
+    or None when none or several do."""
+
+    def one(matches: list[int]) -> int | None:
+        return matches[0] if len(matches) == 1 else None
+
+    def same(a: str | None, b: str) -> bool:
+        return a is not None and a.lower() == b.lower()
+
+    if section is not None:
+        return one([i for s, k, i in places if same(s, section) and k == key])
+    if (index := one([i for _s, k, i in places if k == key])) is not None:
+        return index
+    splits = [(key[:n], key[n + 1 :]) for n, c in enumerate(key) if c in "._"]
+    return one([i for s, k, i in places for head, tail in splits if same(s, head) and k == tail])
 
 
 def _json_object(text: str, fragment: bool = False) -> dict[str, object] | None:

@@ -38,6 +38,7 @@ from pheron_tui.tools.write_guard import (
     merged_definitions,
     merged_keys,
     merged_lines,
+    merged_settings,
     rewritten,
 )
 
@@ -139,6 +140,8 @@ class WriteFile(_TextFileTool):
             merge = merged_definitions(target, text, args.content, partial)
             if merge is None:
                 merge = merged_keys(target, text, args.content, partial)
+            if merge is None:
+                merge = merged_settings(target, text, args.content)
             if merge is None and args.mode == "overwrite":
                 merge = merged_lines(text, args.content)
             if merge is None and args.mode != "overwrite":

@@ -405,16 +405,16 @@ async def test_part_of_a_file_written_as_a_whole_is_made_as_the_edit_it_means(
     and the other settings were gone; told what it would lose, and shown the edit_file call,
     it made the same overwrite three times. What it means is the edit: the changed line is
     put in place and the rest kept, for any kind of file, and the result says so."""
-    config = workspace / "settings.ini"
+    config = workspace / "limits.txt"
     config.write_text("max_items = 50\ntimeout_s = 30\nname = svc\n")
-    await call(workspace, "read_file", path="settings.ini")
+    await call(workspace, "read_file", path="limits.txt")
     made = await call(
-        workspace, "write_file", path="settings.ini", content="timeout_s = 60", mode="overwrite"
+        workspace, "write_file", path="limits.txt", content="timeout_s = 60", mode="overwrite"
     )
     assert made.ok and "changed it in place" in made.observation
     assert config.read_text() == "max_items = 50\ntimeout_s = 60\nname = svc\n"
     two = await call(
-        workspace, "write_file", path="settings.ini", content="name = api\nmax_items = 9\n",
+        workspace, "write_file", path="limits.txt", content="name = api\nmax_items = 9\n",
         mode="overwrite",
     )  # fmt: skip
     assert two.ok and config.read_text() == "max_items = 9\ntimeout_s = 60\nname = api\n"
@@ -600,6 +600,33 @@ async def test_json_written_as_part_of_an_object_sets_those_keys(workspace: Path
         workspace, "write_file", path="settings.json", content='{"host": "x"}', mode="append"
     )
     assert not new_key.ok and "valid JSON" in new_key.observation  # not merged: would break
+
+
+async def test_settings_written_over_a_settings_file_are_set_in_place(workspace: Path) -> None:
+    """Asked to change the cache size in config.ini, the 1.5B model overwrote the file with
+    ``cache_size = 256`` and, told what it would lose, made the same call again: the file
+    lost its six other lines. ``key = value`` lines naming one setting each are set where the
+    file has them (by key, under a written section, or as section_key), whatever the mode."""
+    config = workspace / "config.ini"
+    before = "[server]\nhost = localhost\nport = 5000\n\n[cache]\nenabled = yes\nsize = 128\n"
+    after = before.replace("size = 128", "size = 256")
+    for mode, written in [
+        ("overwrite", "cache_size = 256"),
+        ("append", "size = 256"),
+        ("overwrite", "[cache]\nsize = 256\n"),
+    ]:
+        config.write_text(before)
+        await call(workspace, "read_file", path="config.ini")
+        made = await call(workspace, "write_file", path="config.ini", content=written, mode=mode)
+        assert made.ok and "set to the new value" in made.observation, written
+        assert config.read_text() == after, written
+    # A key the file does not have, or has in two sections, is no setting to set.
+    config.write_text("[a]\nx = 1\n[b]\nx = 2\n")
+    await call(workspace, "read_file", path="config.ini")
+    ambiguous = await call(
+        workspace, "write_file", path="config.ini", content="x = 3", mode="append"
+    )
+    assert ambiguous.ok and config.read_text().endswith("x = 3")  # appended as asked
 
 
 async def test_a_change_that_breaks_a_json_or_python_file_is_not_made(workspace: Path) -> None:

@@ -12,6 +12,7 @@ from pheron_tui.tools.write_guard import (
     merged_definitions,
     merged_keys,
     merged_lines,
+    merged_settings,
     rewritten,
 )
 
@@ -92,3 +93,20 @@ def test_a_json_key_merge_keeps_every_key_and_reads_as_json(old: str, new: str) 
     if merge is not None:
         before, after = json.loads(old), json.loads(merge.text)
         assert after.keys() == before.keys()
+
+
+setting_lines = st.lists(
+    st.sampled_from(["[a]", "[b]", "x = 1", "y: 2", "x=3", "# c", "", "z = [", "]"]),
+    max_size=8,
+).map("\n".join)
+
+
+@given(setting_lines, setting_lines)
+def test_a_settings_merge_changes_only_values_in_place(old: str, new: str) -> None:
+    """Every line keeps its place, its key and its section; only what follows a key changes."""
+    merge = merged_settings("c.ini", old, new)
+    if merge is not None:
+        before, after = old.splitlines(), merge.text.splitlines()
+        assert len(after) == len(before)
+        for was, now in zip(before, after, strict=True):
+            assert was == now or was.split("=")[0].split(":")[0] == now.split("=")[0].split(":")[0]
