@@ -40,8 +40,8 @@ RUN_ONLY_MESSAGE = (
 )
 
 UNDONE_CHANGE_MESSAGE = (
-    "The request asks you to change something, and nothing has been written, edited or run "
-    "yet: your reply only talks about it. Make the change now with a tool call, then say what "
+    "The request asks you to change something, and no file has been changed yet: your reply "
+    "only talks about it. Make the change now with a tool call, then say what "
     "you did."
 )
 UNDONE_RUN_MESSAGE = (
@@ -252,11 +252,21 @@ class TaskState:
         result the answer may be reporting ("calc.py does not exist")."""
         if self.told_to_act or self.last_failed:
             return None
-        if self.orders_change and all(step.risk == "read" for step in self.steps):
+        if self.orders_change and (
+            all(step.risk == "read" for step in self.steps) or self._check_fails_unchanged()
+        ):
             return UNDONE_CHANGE_MESSAGE
         if self.orders_run and not any(step.risk == "execute" for step in self.steps):
             return UNDONE_RUN_MESSAGE
         return None
+
+    def _check_fails_unchanged(self) -> bool:
+        """The request names a check, the last command run failed, and nothing was written:
+        running the check is not the change. The 1.5B model ran the check, read the faulty
+        line and answered with the fix for the user to make."""
+        ran = [step for step in self.steps if step.risk == "execute"]
+        written = any(step.risk == "write" and step.status == "ok" for step in self.steps)
+        return bool(self.check and ran and ran[-1].status == "failed" and not written)
 
     def unchecked_change(self) -> str | None:
         """What to tell a model that answers a request naming a check (``check``) when a

@@ -4,10 +4,11 @@ refusal to show, help for a path that is not there, and what the model has seen 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import fnmatch
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, overload
 
@@ -142,7 +143,18 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
         return f"{shown} does not exist"
     folder, entries, more = nearby
     listed = ", ".join(entries) + (f" and {more} more" if more else "") if entries else "nothing"
-    return f"{shown} does not exist; {folder} holds: {listed}"
+    meant = near_names(path.name, entries)
+    guess = f" did you mean {' or '.join(meant)}?" if meant else ""
+    return f"{shown} does not exist;{guess} {folder} holds: {listed}"
+
+
+def near_names(name: str, entries: Sequence[str]) -> list[str]:
+    """The entries ``name`` most likely meant: one spelled nearly alike, or one whose name
+    is a word of it ("the old folder" guessed as old_folder, for old/). Up to two."""
+    plain = {entry.rstrip("/").lower(): entry for entry in entries}
+    close = difflib.get_close_matches(name.lower(), list(plain), n=2, cutoff=0.75)
+    words = [w for w in re.split(r"[\W_]+", name.lower()) if len(w) >= 3 and w in plain]
+    return list(dict.fromkeys(plain[w] for w in [*close, *words]))[:2]
 
 
 def entry_names(entries: Iterable[os.DirEntry[str]]) -> list[str]:

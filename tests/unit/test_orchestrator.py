@@ -605,7 +605,7 @@ async def test_an_order_answered_with_nothing_done_is_told_to_act_once(
     assert (result.status, result.answer) == ("finished", "Done.")
     assert "bread" in (workspace / "notes.md").read_text()
     told = [m.content for m in agent.orchestrator.history if m.role == "user"]
-    assert any("nothing has been written" in text for text in told)
+    assert any("no file has been changed" in text for text in told)
     assert [r.tool_choice for r in agent.provider.requests if r.purpose == "plan"][2] == (
         "required"
     )
@@ -996,7 +996,7 @@ async def test_an_order_whose_changes_were_all_put_off_is_not_answered_with_the_
     assert result.answer == "Changed it."
     assert "bread" in (workspace / "notes.md").read_text()
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
-    assert any("nothing has been written, edited or run yet" in t for t in told)
+    assert any("no file has been changed yet" in t for t in told)
 
 
 async def test_a_run_after_a_write_in_one_reply_goes_on_unless_the_write_failed(
@@ -1066,6 +1066,35 @@ async def test_a_failing_check_reported_back_is_sent_back_to_fix(make_agent, wor
     assert {t.function.name for t in plans[2].tools} >= {"read_file", "edit_file"}
     assert "shell_exec" not in {t.function.name for t in plans[2].tools}
     assert plans[2].tool_choice == "required"
+
+
+async def test_a_fix_described_after_the_failing_check_is_sent_back_to_be_made(
+    make_agent, workspace
+) -> None:
+    """ "Make `python3 check.py` pass": the 1.5B model ran the check, read the faulty line and
+    answered with the fix for the user to make. Running the check is not the change: the
+    answer is sent back, and the next step offers only tools that write."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    read = 'CALL(read_file) WITH {"path": "shop.py"}'
+    advice = "You need to change total to return sum(items)."
+    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    agent = _calls_agent(make_agent, [run], "It fails.", read, advice, edit, run, "Fixed.")
+    result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
+    assert result.answer == "Fixed."
+    assert "sum(items)" in (workspace / "shop.py").read_text()
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    told = str(plans[4].messages[-1].content)
+    assert "no file has been changed yet" in told
+    assert {t.function.name for t in plans[4].tools} <= {
+        "write_file",
+        "edit_file",
+        "delete_path",
+        "move_path",
+        "copy_path",
+        "make_dir",
+    }
 
 
 async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(

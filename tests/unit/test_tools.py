@@ -561,6 +561,19 @@ async def test_a_missing_path_shows_what_the_nearest_folder_holds(tmp_path) -> N
         assert not result.ok and "does not exist; . holds: docs/" in result.observation
 
 
+async def test_a_missing_path_names_the_entry_it_likely_meant(workspace: Path) -> None:
+    """Asked to remove "the old folder", the 1.5B model deleted old_folder twice and said the
+    folder did not exist; old/ was in the listing it was shown. The likely one is named."""
+    (workspace / "old").mkdir()
+    (workspace / "units.py").write_text("")
+    guessed = await call(workspace, "delete_path", path="old_folder")
+    assert "old_folder does not exist; did you mean old/? . holds:" in guessed.observation
+    typo = await call(workspace, "read_file", path="unit.py")
+    assert "did you mean units.py?" in typo.observation
+    unlike = await call(workspace, "read_file", path="report.md")
+    assert "did you mean" not in unlike.observation
+
+
 async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) -> None:
     from pheron_tui.core.tools import ToolContext
     from pheron_tui.tools.reading import ReadFile
