@@ -188,6 +188,10 @@ class SearchFiles(PathTool):
             root = resolve_path(ctx.workspace, args.path, ctx.protected)
         except PathRefused as exc:
             return refusal_result(exc)
+        if not root.exists():
+            # "no matches in tests" for a folder that is not there read as an answer: the
+            # 1.5B model said test_units.py tested nothing.
+            return ToolResult(ok=False, observation=await missing_path_help(ctx, root))
         import regex  # ~15 ms to import: not before the first frame
 
         try:

@@ -574,6 +574,15 @@ async def test_a_missing_path_names_the_entry_it_likely_meant(workspace: Path) -
     assert "did you mean" not in unlike.observation
 
 
+async def test_a_search_in_a_folder_that_is_not_there_says_so(workspace: Path) -> None:
+    """ "no matches for 'test' in tests", for a folder that does not exist, read as an
+    answer: the 1.5B model said test_units.py tested nothing."""
+    (workspace / "test_units.py").write_text("def test_one(): pass\n")
+    missing = await call(workspace, "search_files", pattern="test", path="tests")
+    assert not missing.ok and "tests does not exist" in missing.observation
+    assert "test_units.py" in missing.observation and "no matches" not in missing.observation
+
+
 async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) -> None:
     from pheron_tui.core.tools import ToolContext
     from pheron_tui.tools.reading import ReadFile
