@@ -64,6 +64,12 @@ async def before_question(
     if parsed.kind == "clarify" and retry and retry not in state.retried_after:
         state.retried_after.add(retry)
         return SendBack(RETRY_MESSAGE)
+    asks = parsed.text.rstrip().endswith("?")
+    if parsed.kind == "clarify" and not asks and (undone := state.undone_order()):
+        # A CLARIFY that asks nothing hands the work back: "Please check the implementation
+        # of km_to_miles", from the 1.5B model told to fix it and shown the faulty line.
+        state.tell_to_act(undone)
+        return SendBack(undone)
     echoed = state.echoed_note(parsed.text) if parsed.kind != "tool_calls" else None
     if echoed:
         # The note is ours, addressed to the model; handed to the user as an answer or a

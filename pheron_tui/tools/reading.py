@@ -128,6 +128,19 @@ def _has_header_row(shown: str, text: str) -> bool:
         return False
 
 
+async def shown_whole(ctx: ToolContext, given: str, shown: str) -> str | None:
+    """A short file (``given`` as the model gave it) as read_file shows it, marked seen; None
+    for a longer one or one that cannot be read."""
+    loaded = await load_file(ctx, given, SHOWN_WHOLE_BYTES + 1)
+    if isinstance(loaded, ToolResult):
+        return None
+    path, _shown, data, size = loaded
+    if size > SHOWN_WHOLE_BYTES or data.count(b"\n") >= SHOWN_WHOLE:
+        return None
+    mark_seen(ctx, path)
+    return as_read(shown, data, size)
+
+
 class ListDir(PathTool):
     name = "list_dir"
     description = "List the entries of a directory in the workspace; directories end with '/'."
@@ -147,6 +160,13 @@ class ListDir(PathTool):
         shown = display_path(ctx.workspace, path)
         if not path.exists():
             return ToolResult(ok=False, observation=await missing_path_help(ctx, path))
+        if path.is_file():
+            # Listed, a CSV file was "not a directory" twice over, and the 1.5B model asked
+            # the user for the right path: a short file is shown as read_file shows it.
+            said = f"{shown} is a file, not a folder"
+            if text := await shown_whole(ctx, args.path, shown):
+                return ToolResult(ok=True, observation=f"{said}. {text}")
+            return ToolResult(ok=False, observation=f"{said}; read_file {shown} shows it")
         if not path.is_dir():
             return ToolResult(ok=False, observation=f"{shown} is not a directory")
         try:
@@ -219,15 +239,8 @@ class SearchFiles(PathTool):
                 # Searched one file for a word it does not hold ("hi" in utils.py, asked what
                 # shout returns for "hi"), a small model answers with this line, even told
                 # to read the file. The file itself is what it needs: a short one is shown.
-                loaded = await load_file(ctx, args.path, SHOWN_WHOLE_BYTES + 1)
-                if (
-                    not isinstance(loaded, ToolResult)
-                    and loaded[3] <= SHOWN_WHOLE_BYTES
-                    and loaded[2].count(b"\n") < SHOWN_WHOLE
-                ):
-                    path, _shown, data, size = loaded
-                    mark_seen(ctx, path)
-                    return ToolResult(ok=True, observation=f"{said}. {as_read(shown, data, size)}")
+                if text := await shown_whole(ctx, args.path, shown):
+                    return ToolResult(ok=True, observation=f"{said}. {text}")
                 said += f"; read_file {shown} shows all of it"
             return ToolResult(ok=True, observation=said)
         # The count is said: shown a match among the lines around it, the 1.5B model asked

@@ -25,6 +25,7 @@ CLEAR = (
     "is not a regular file",
     "is a directory",
     "is not a directory",
+    "is a file, not a folder",
     "is empty",
     "no matches",
     "cannot be resolved",

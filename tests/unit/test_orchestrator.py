@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 
+import pytest
+
 from pheron_tui.core.critic import Step, is_clarify_turn, parse_verdict
 from pheron_tui.core.intent import parse_intent, rule_intent
 from pheron_tui.core.tools import ubid
@@ -1068,33 +1070,33 @@ async def test_a_failing_check_reported_back_is_sent_back_to_fix(make_agent, wor
     assert plans[2].tool_choice == "required"
 
 
+@pytest.mark.parametrize(
+    "advice",
+    [
+        "You need to change total to return sum(items).",
+        'CLARIFY("Please change total in shop.py to return sum(items).")',
+    ],
+)
 async def test_a_fix_described_after_the_failing_check_is_sent_back_to_be_made(
-    make_agent, workspace
+    make_agent, workspace, advice: str
 ) -> None:
     """ "Make `python3 check.py` pass": the 1.5B model ran the check, read the faulty line and
     answered with the fix for the user to make. Running the check is not the change: the
-    answer is sent back, and the next step offers only tools that write."""
+    answer is sent back, and the next step offers only tools that write. Handed back as a
+    CLARIFY that asks nothing, it is no question either."""
     (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
     (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     read = 'CALL(read_file) WITH {"path": "shop.py"}'
-    advice = "You need to change total to return sum(items)."
     edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
     agent = _calls_agent(make_agent, [run], "It fails.", read, advice, edit, run, "Fixed.")
     result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
     assert result.answer == "Fixed."
     assert "sum(items)" in (workspace / "shop.py").read_text()
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
-    told = str(plans[4].messages[-1].content)
-    assert "no file has been changed yet" in told
-    assert {t.function.name for t in plans[4].tools} <= {
-        "write_file",
-        "edit_file",
-        "delete_path",
-        "move_path",
-        "copy_path",
-        "make_dir",
-    }
+    assert "no file has been changed yet" in str(plans[4].messages[-1].content)
+    writers = {"write_file", "edit_file", "delete_path", "move_path", "copy_path", "make_dir"}
+    assert {t.function.name for t in plans[4].tools} <= writers
 
 
 async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(

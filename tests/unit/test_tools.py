@@ -574,6 +574,19 @@ async def test_a_missing_path_names_the_entry_it_likely_meant(workspace: Path) -
     assert "did you mean" not in unlike.observation
 
 
+async def test_a_file_listed_as_a_folder_is_shown(workspace: Path) -> None:
+    """list_dir on a CSV file was "not a directory" twice, and the 1.5B model asked the user
+    for the right path. A short file listed is shown as read_file shows it; a long one is
+    pointed to read_file."""
+    (workspace / "stations.csv").write_text("name,score\nana,3\nbo,5\ncy,8\ndee,1\n")
+    listed = await call(workspace, "list_dir", path="stations.csv")
+    assert listed.ok and listed.observation.startswith("stations.csv is a file, not a folder.")
+    assert "a header and 4 data rows" in listed.observation and "dee,1" in listed.observation
+    (workspace / "long.txt").write_text("x\n" * 5000)
+    long = await call(workspace, "list_dir", path="long.txt")
+    assert not long.ok and "read_file long.txt shows it" in long.observation
+
+
 async def test_a_search_in_a_folder_that_is_not_there_says_so(workspace: Path) -> None:
     """ "no matches for 'test' in tests", for a folder that does not exist, read as an
     answer: the 1.5B model said test_units.py tested nothing."""
