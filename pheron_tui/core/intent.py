@@ -107,9 +107,17 @@ _WRITE_VERBS = (
     r"implement|insert|append|save|modify|rewrite|install|commit|undo|revert|generate|build|"
     r"restore|convert|correct|apply|patch|put"
 )
-_CHANGE_ORDER = re.compile(_CLAUSE_START + rf"(?:{_WRITE_VERBS}|{_RUN_VERBS})\b", re.IGNORECASE)
 _WRITE_ORDER = re.compile(_CLAUSE_START + rf"(?:{_WRITE_VERBS})\b", re.IGNORECASE)
-_RUN_ORDER = re.compile(_CLAUSE_START + rf"(?:{_RUN_VERBS})\b", re.IGNORECASE)
+_CODE_FILE = r"[\w./-]+\.(?:py|sh|js|mjs|ts|rb|pl|php|lua|R|jl)\b"
+# "Use units.py to convert 10 miles" asks for the script to be run: the 1.5B model added a
+# function to units.py instead.
+_RUN_ORDER = re.compile(
+    _CLAUSE_START + rf"(?:(?:{_RUN_VERBS})\b|use\s+`?{_CODE_FILE})", re.IGNORECASE
+)
+_CHANGE_ORDER = re.compile(
+    _CLAUSE_START + rf"(?:(?:{_WRITE_VERBS}|{_RUN_VERBS})\b|use\s+`?{_CODE_FILE})",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 

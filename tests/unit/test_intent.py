@@ -90,6 +90,10 @@ def test_orders_to_run_something() -> None:
         ("Write square.py that prints 144, run it and tell me the output.", False),
         ("Run the script and save its output to out.txt.", False),
         ("How do I run the tests?", False),  # no order at all
+        ("Use units.py to convert 10 miles to kilometres.", True),  # the script is run
+        ("Use `tools/conv.sh` to convert it", True),
+        ("Use a list comprehension in utils.py", False),  # not the file used, a change
+        ("How do I use units.py?", False),
     ],
 )
 def test_orders_only_a_run(text: str, only: bool) -> None:
