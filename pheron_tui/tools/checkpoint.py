@@ -15,7 +15,7 @@ from pathlib import Path
 from pheron_tui.core.events import SavedFile
 from pheron_tui.tools.files import (
     PathRefused,
-    delete_entry,
+    delete_tree,
     display_path,
     list_folder,
     read_bytes,
@@ -109,7 +109,7 @@ def restore(
             continue
         try:
             path = resolve_entry(workspace, state.path, protected)
-            _remove_tree(workspace, path)
+            delete_tree(workspace, path)  # it did not exist then, nor what is in it
             report.removed.append(state.path)
         except FileNotFoundError:
             pass
@@ -124,14 +124,6 @@ def _current(workspace: Path, path: Path) -> bytes | None:
     except (OSError, PathRefused):
         return None
     return data if size == len(data) else None
-
-
-def _remove_tree(workspace: Path, path: Path) -> None:
-    """Remove an entry that did not exist at the checkpoint, and what a tool put inside it."""
-    if path.is_dir() and not path.is_symlink():
-        for entry in list_folder(workspace, path):
-            _remove_tree(workspace, path / entry.name)
-    delete_entry(workspace, path)
 
 
 def _why(exc: Exception) -> str:

@@ -274,9 +274,20 @@ def _not_empty(workspace: Path, parts: Sequence[str]) -> str:
     more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""
     return (
         f"{folder} is a folder with {len(names)} {'entry' if len(names) == 1 else 'entries'} "
-        f"in it ({shown}{more}); one call "
-        "deletes one thing, so delete those first, then the folder"
+        f"in it ({shown}{more}); delete those first, or the folder with everything in it "
+        'with "recursive": true'
     )
+
+
+def delete_tree(workspace: Path, path: Path) -> int:
+    """Remove a workspace folder and everything in it (links removed, never followed), or one
+    entry; return how many entries went, the folder itself not counted."""
+    removed = 0
+    if path.is_dir() and not path.is_symlink():
+        for entry in list_folder(workspace, path):
+            removed += 1 + delete_tree(workspace, path / entry.name)
+    delete_entry(workspace, path)
+    return removed
 
 
 def delete_entry(workspace: Path, path: Path) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from pheron_tui.core.tools import RiskAssessment, ToolContext, ToolResult
 from pheron_tui.tools.files import (
     PathRefused,
     delete_entry,
+    delete_tree,
     display_path,
     make_folder,
     move_entry,
@@ -183,7 +185,10 @@ class MakeDir(PathTool):
 
 class DeletePath(PathTool):
     name = "delete_path"
-    description = "Delete a file, or an empty folder, in the workspace."
+    description = (
+        "Delete a file or a folder in the workspace; a folder with anything in it only with "
+        '"recursive": true.'
+    )
     risk = "write"
     path_fields = ("path",)
 
@@ -191,9 +196,24 @@ class DeletePath(PathTool):
         path: str = Field(
             max_length=PATH_CHARS, description="Path to delete, relative to the workspace"
         )
+        recursive: bool = Field(
+            False, description="Also delete everything inside the folder (asked for by name)"
+        )
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
-        return git_risk(self, args.path, ctx)
+        assessed = git_risk(self, args.path, ctx)
+        if args.recursive and assessed.tier != "dangerous":
+            # Asked "remove the old folder and everything in it", the 1.5B model deleted one
+            # of its files and stopped: a folder goes in one call, and that call always asks.
+            try:
+                path = resolve_entry(ctx.workspace, args.path, ctx.protected)
+                full = path.is_dir() and not path.is_symlink() and any(os.scandir(path))
+            except (PathRefused, OSError):
+                full = False
+            if full:
+                shown = display_path(ctx.workspace, path)
+                return RiskAssessment("dangerous", [f"deletes {shown} and everything in it"])
+        return assessed
 
     def touches(self, args: Args) -> list[str]:
         return [args.path]
@@ -205,6 +225,12 @@ class DeletePath(PathTool):
             return refusal_result(exc)
         shown = display_path(ctx.workspace, path)
         try:
+            if args.recursive and path.is_dir() and not path.is_symlink():
+                removed = await asyncio.to_thread(delete_tree, ctx.workspace, path)
+                inside = f"{removed} entr{'y' if removed == 1 else 'ies'}"
+                return ToolResult(
+                    ok=True, observation=f"deleted the folder {shown} and {inside} in it"
+                )
             kind = await asyncio.to_thread(delete_entry, ctx.workspace, path)
         except FileNotFoundError:
             return ToolResult(ok=False, observation=await missing_path_help(ctx, path))

@@ -364,6 +364,31 @@ async def test_delete_path_removes_one_thing_and_never_what_a_link_points_to(
     assert (workspace.parent / "secret.txt").read_text() == "top secret"
 
 
+async def test_a_folder_goes_whole_only_when_asked_and_that_always_asks(workspace: Path) -> None:
+    """Asked to remove "the old folder and everything in it", the 1.5B model deleted one of
+    its two files and stopped. With "recursive": true the folder goes in one call; that call
+    is dangerous (no rule or "always" approves it), a link inside goes, never what it points
+    to, and nothing outside the folder changes."""
+    from pheron_tui.core.tools import ToolContext
+    from pheron_tui.tools.moving import DeletePath
+
+    (workspace / "old" / "deep").mkdir(parents=True)
+    (workspace / "old" / "legacy.txt").write_text("x")
+    (workspace / "old" / "deep" / "notes.txt").write_text("y")
+    os.symlink(workspace / "a.txt", workspace / "old" / "to_a")
+    refused = await call(workspace, "delete_path", path="old")
+    assert not refused.ok and '"recursive": true' in refused.observation
+    tool, ctx = DeletePath(), ToolContext(workspace=workspace)
+    assert tool.assess(tool.Args(path="old", recursive=True), ctx).tier == "dangerous"
+    assert tool.assess(tool.Args(path="a.txt", recursive=True), ctx).tier == "write"
+    gone = await call(workspace, "delete_path", path="old", recursive=True)
+    assert gone.ok and gone.observation == "deleted the folder old and 4 entries in it"
+    assert not (workspace / "old").exists() and (workspace / "a.txt").read_text()
+    (workspace / "empty").mkdir()
+    assert tool.assess(tool.Args(path="empty", recursive=True), ctx).tier == "write"
+    assert (await call(workspace, "delete_path", path="empty", recursive=True)).ok
+
+
 async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwrite(
     workspace: Path,
 ) -> None:
