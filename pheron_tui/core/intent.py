@@ -272,7 +272,7 @@ class CodePlace:
 
 _DEFINITION_LINE = (
     r"(?:(?:async\s+)?(?:def|class|function|fn|func|const|let|var|struct|enum|interface|type)"
-    r"\s+{name}\b|{name}\s*(?::[^=]*)?=)"
+    r"\s+{name}\b|{name}\s*(?::[^=]*)?=(?!=))"
 )
 """A line that defines ``name`` (``def km_to_miles(``, ``TIMEOUT_S = 30``), from its start."""
 

@@ -207,7 +207,10 @@ class DeletePath(PathTool):
             # of its files and stopped: a folder goes in one call, and that call always asks.
             try:
                 path = resolve_entry(ctx.workspace, args.path, ctx.protected)
-                full = path.is_dir() and not path.is_symlink() and any(os.scandir(path))
+                full = False
+                if path.is_dir() and not path.is_symlink():
+                    with os.scandir(path) as entries:
+                        full = any(entries)
             except (PathRefused, OSError):
                 full = False
             if full:

@@ -151,9 +151,11 @@ def test_where_the_named_code_is_defined_comes_first_and_each_line_once(
     assert places[0] == ("units.py", 4)
     assert sorted(places[1:]) == [("docs/usage.md", 1), ("test_units.py", 1), ("test_units.py", 2)]
     # A constant's assignment defines it too; a line that only uses it does not.
-    (workspace / "config.py").write_text("LIMIT_S = 3\nprint(LIMIT_S)\nLIMIT_S: int = 4\n")
+    (workspace / "config.py").write_text(
+        "LIMIT_S = 3\nprint(LIMIT_S)\nLIMIT_S: int = 4\nLIMIT_S == 4\n"
+    )
     found = code_places("what is LIMIT_S?", workspace)
-    assert [(p.line, defines(p)) for p in found] == [(1, True), (3, True), (2, False)]
+    assert [(p.line, defines(p)) for p in found] == [(1, True), (3, True), (2, False), (4, False)]
 
 
 async def test_the_request_asked_back_is_not_a_clarifying_question(make_agent) -> None:
