@@ -65,11 +65,11 @@ async def before_question(
         state.retried_after.add(retry)
         return SendBack(RETRY_MESSAGE)
     asks = parsed.text.rstrip().endswith("?")
-    if parsed.kind == "clarify" and not asks and (undone := state.undone_order()):
+    if parsed.kind == "clarify" and not asks and (sent := _work_left(state)):
         # A CLARIFY that asks nothing hands the work back: "Please check the implementation
-        # of km_to_miles", from the 1.5B model told to fix it and shown the faulty line.
-        state.tell_to_act(undone)
-        return SendBack(undone)
+        # of km_to_miles", from the 1.5B model told to fix it and shown the faulty line;
+        # "Please run the check again to verify", after its change.
+        return sent
     echoed = state.echoed_note(parsed.text) if parsed.kind != "tool_calls" else None
     if echoed:
         # The note is ours, addressed to the model; handed to the user as an answer or a
@@ -96,17 +96,25 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
             # so once, and ask for the work.
             state.echoed = True
             return SendBack(ECHO_MESSAGE)
-        if undone := state.undone_order():
-            state.tell_to_act(undone)
-            return SendBack(undone)
-        if unchecked := state.unchecked_change():
-            state.check_told, state.act_with = True, ("execute",)
-            return SendBack(unchecked)
+        if sent := _work_left(state):
+            return sent
     failure = _last_failure(state)
     if failure and failure not in state.retried_after and state.change_failed():
         # Once per failure, as for a question above: the answer may only report it.
         state.retried_after.add(failure)
         return SendBack(FAILED_CHANGE_MESSAGE)
+    return None
+
+
+def _work_left(state: TaskState) -> SendBack | None:
+    """The order not yet tried, or a change not yet checked by the command the request names:
+    what the next step is told to do instead of answering."""
+    if undone := state.undone_order():
+        state.tell_to_act(undone)
+        return SendBack(undone)
+    if unchecked := state.unchecked_change():
+        state.check_told, state.act_with = True, ("execute",)
+        return SendBack(unchecked)
     return None
 
 

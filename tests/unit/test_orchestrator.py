@@ -1099,6 +1099,26 @@ async def test_a_fix_described_after_the_failing_check_is_sent_back_to_be_made(
     assert {t.function.name for t in plans[4].tools} <= writers
 
 
+async def test_a_clarify_asking_the_user_to_run_the_check_is_sent_back_to_run_it(
+    make_agent, workspace
+) -> None:
+    """After its change, the 1.5B model replied CLARIFY("… Please run `python3 test_units.py`
+    again to verify"): the check the request names is the agent's to run."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    verify = 'CLARIFY("I changed total. Please run `python3 check.py` again to verify.")'
+    agent = _calls_agent(make_agent, [run], edit, verify, run, "Fixed; it passes.")
+    result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
+    assert result.answer == "Fixed; it passes."
+    assert [e.tool for e in agent.of("ToolCallProposed")] == [
+        "shell_exec",
+        "edit_file",
+        "shell_exec",
+    ]
+
+
 async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(
     make_agent, workspace
 ) -> None:
