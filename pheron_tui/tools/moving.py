@@ -229,6 +229,10 @@ class DeletePath(PathTool):
         shown = display_path(ctx.workspace, path)
         try:
             if args.recursive and path.is_dir() and not path.is_symlink():
+                if any(place.is_relative_to(path) for place in ctx.protected):
+                    # The folder holds pheron-tui's own files or the user's secrets.
+                    why = f"{shown} holds a place tools may not touch; it is not deleted"
+                    return ToolResult(ok=False, observation=why)
                 removed = await asyncio.to_thread(delete_tree, ctx.workspace, path)
                 inside = f"{removed} entr{'y' if removed == 1 else 'ies'}"
                 return ToolResult(

@@ -387,6 +387,14 @@ async def test_a_folder_goes_whole_only_when_asked_and_that_always_asks(workspac
     (workspace / "empty").mkdir()
     assert tool.assess(tool.Args(path="empty", recursive=True), ctx).tier == "write"
     assert (await call(workspace, "delete_path", path="empty", recursive=True)).ok
+    # A folder holding a protected place (the app's files, secrets) is not deleted.
+    (workspace / "proj" / "secrets").mkdir(parents=True)
+    (workspace / "proj" / "secrets" / "key").write_text("k")
+    guarded = ToolContext(
+        workspace=workspace, protected=((workspace / "proj" / "secrets").resolve(),)
+    )
+    kept = await tool.run(tool.Args(path="proj", recursive=True), guarded)
+    assert not kept.ok and (workspace / "proj" / "secrets" / "key").read_text() == "k"
 
 
 async def test_write_file_keeps_an_existing_file_unless_told_to_append_or_overwrite(
