@@ -91,12 +91,19 @@ def file_is(name: str, pattern: str) -> Callable[[Path, str], bool]:
     return check
 
 
+def check_kept_passing(fixture: dict[str, str], check: str) -> Callable[[Path, str], bool]:
+    """The fixture's check script passes and is as it was (no test was edited away)."""
+
+    def fixed(ws: Path, answer: str) -> bool:
+        kept = (ws / check).read_text() == fixture[check]
+        return kept and passes([sys.executable, check])(ws, answer)
+
+    return fixed
+
+
 def calc_fixed(ws: Path, answer: str) -> bool:
     """The check passes and the other function still works (no test was edited away)."""
-    original = FIXTURE["test_calc.py"]
-    return (ws / "test_calc.py").read_text() == original and passes(
-        [sys.executable, "test_calc.py"]
-    )(ws, answer)
+    return check_kept_passing(FIXTURE, "test_calc.py")(ws, answer)
 
 
 def renamed(ws: Path, _answer: str) -> bool:
@@ -249,12 +256,6 @@ def says_any(*wordings: str) -> Callable[[Path, str], bool]:
     return lambda _ws, answer: any(w.lower() in answer.lower() for w in wordings)
 
 
-def shop_fixed(ws: Path, answer: str) -> bool:
-    return (ws / "check_inventory.py").read_text() == SHOP["check_inventory.py"] and passes(
-        [sys.executable, "check_inventory.py"]
-    )(ws, answer)
-
-
 def port_set(ws: Path, _answer: str) -> bool:
     try:
         settings = json.loads((ws / "settings.json").read_text())
@@ -295,7 +296,7 @@ def todo_written(ws: Path, _answer: str) -> bool:
 HELD_OUT = [
     Task("What does total in inventory.py do?", says("price")),
     Task("Find the bug in the total function of inventory.py.", says_any("+=", "overwrit", "replace", "instead of add", "reassign", "only the last", "add up", "accumulat")),
-    Task("Fix inventory.py so that python3 check_inventory.py passes.", shop_fixed),
+    Task("Fix inventory.py so that python3 check_inventory.py passes.", check_kept_passing(SHOP, "check_inventory.py")),
     Task("How many ERROR lines are in app.log?", says("2")),
     Task("Set the port in settings.json to 9090.", port_set),
     Task("Create todo.txt with three lines: one, two, three", todo_written),
@@ -346,12 +347,6 @@ UNITS = {
     "old/legacy.txt": "kept for reference\n",
     "old/notes.txt": "nothing here\n",
 }
-
-
-def units_fixed(ws: Path, answer: str) -> bool:
-    return (ws / "test_units.py").read_text() == UNITS["test_units.py"] and passes(
-        [sys.executable, "test_units.py"]
-    )(ws, answer)
 
 
 def cache_resized(ws: Path, _answer: str) -> bool:
@@ -405,7 +400,7 @@ def stations_copied(ws: Path, _answer: str) -> bool:
 
 THIRD = [
     Task("Explain what km_to_miles in units.py does and whether it is correct.", says_any("divid", "incorrect", "wrong", "bug", "not correct", "should be", "instead of")),
-    Task("Make python3 test_units.py pass.", units_fixed),
+    Task("Make python3 test_units.py pass.", check_kept_passing(UNITS, "test_units.py")),
     Task("What version is this project, per pyproject.toml?", says("0.3.1")),
     Task("Which city is the warmest in stations.csv?", says("Cairo")),
     Task("How many stations are listed in stations.csv?", says("4")),
