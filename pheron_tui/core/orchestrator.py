@@ -44,6 +44,7 @@ from pheron_tui.core.intent import (
     orders_a_change,
     orders_a_run,
     orders_only_a_run,
+    python_use_hint,
     speaks_of_the_workspace,
 )
 from pheron_tui.core.limits import (
@@ -346,6 +347,7 @@ class Orchestrator:
             orders_change=orders_a_change(text) and self._can("write", "execute"),
             orders_run=orders_a_run(text) and self._can("execute"),
             only_to_run=orders_only_a_run(text) and self._can("execute"),
+            run_hint=python_use_hint(text) if self._can("execute") else "",
         )
         if (check := check_command(text)) and self._can("execute"):
             # "Fix calc.py so that `python3 test_calc.py` passes": what fails is where the

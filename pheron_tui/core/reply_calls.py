@@ -32,6 +32,7 @@ from pheron_tui.core.streaming import StreamedReply
 from pheron_tui.core.task_state import (
     ALREADY_CALLED,
     REPEATED_CALL_MESSAGE,
+    SAME_FAILURE_MESSAGE,
     TaskState,
     guessed_values_message,
     unfit_call_message,
@@ -214,6 +215,15 @@ class CallRunner:
                     state.answer_now, note = True, REPEATED_CALL_MESSAGE
             run.results.append(fmt.result_message(call_id, item.tool.name, note))
             order.add(item.tool.name, item.tool.risk, ok=True)
+            return
+        if item.tool.risk == "read" and key == state.last_failure:
+            # A read that just failed fails the same way again: a call that worked since
+            # would have cleared ``last_failure``. The 1.5B model searched the missing folder
+            # "tests" twice, then answered that test_units.py was not there.
+            log.info("turn %s: %s failed and repeated; not run again", turn_id, item.tool.name)
+            run.results.append(fmt.result_message(call_id, item.tool.name, SAME_FAILURE_MESSAGE))
+            order.add(item.tool.name, item.tool.risk, ok=False)
+            state.note_outcome(key, "failed")
             return
         # A small model asked "Which function reverses a string?" may edit the file, told
         # to run the tests it may write one: the user asked for no change, so the write is

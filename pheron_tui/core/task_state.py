@@ -28,6 +28,11 @@ ALREADY_CALLED = "You already made this exact call; its result is above."
 REPEATED_CALL_MESSAGE = (
     f"{ALREADY_CALLED} Do not call it again. Answer the request from that result."
 )
+SAME_FAILURE_MESSAGE = (
+    "You already made this exact call and it failed; nothing has changed since, so it would "
+    "fail the same way. Its result above says why: correct the call, or answer from what "
+    "you have."
+)
 
 QUESTION_ONLY_MESSAGE = (
     "The request only asks a question; nothing should be changed. Find the answer with the "
@@ -149,6 +154,10 @@ def parrots(question: str, request: str) -> bool:
     return bool(asked) and sum(w in said for w in asked) >= 0.8 * len(asked)
 
 
+def _with_hint(note: str, hint: str) -> str:
+    return f"{note} {hint}" if hint else note
+
+
 class TaskEnded(Exception):
     """Ends a task early with a status and a reason for the user."""
 
@@ -210,6 +219,9 @@ class TaskState:
     """The model, answering with its change unchecked, was once told to run the check."""
     checks_reported: set[str] = field(default_factory=set)
     """The check's failures the model only reported and was sent back for."""
+    run_hint: str = ""
+    """How to run what the request says to use (``intent.python_use_hint``), added to the
+    notes that say to run it."""
 
     @property
     def writes_refused(self) -> tuple[str, str] | None:
@@ -218,7 +230,7 @@ class TaskState:
         if self.only_to_know:
             return QUESTION_ONLY_MESSAGE, "question"
         if self.only_to_run:
-            return RUN_ONLY_MESSAGE, "run order"
+            return _with_hint(RUN_ONLY_MESSAGE, self.run_hint), "run order"
         return None
 
     def unsupported_number(self, answer: str) -> str | None:
@@ -252,12 +264,14 @@ class TaskState:
         result the answer may be reporting ("calc.py does not exist")."""
         if self.told_to_act or self.last_failed:
             return None
-        if self.orders_change and (
+        # An order only to run is no change: told "no file has been changed yet" after "use
+        # units.py to convert 10 miles", the 1.5B model edited units.py, and was refused.
+        if (self.orders_change and not self.only_to_run) and (
             all(step.risk == "read" for step in self.steps) or self._check_fails_unchanged()
         ):
             return UNDONE_CHANGE_MESSAGE
         if self.orders_run and not any(step.risk == "execute" for step in self.steps):
-            return UNDONE_RUN_MESSAGE
+            return _with_hint(UNDONE_RUN_MESSAGE, self.run_hint)
         return None
 
     def _check_fails_unchanged(self) -> bool:
@@ -346,5 +360,6 @@ class TaskState:
         self.last_failure = key
         if self.failure_streak >= REPEATED_FAILURE_LIMIT:
             raise TaskEnded(
-                f"the same tool call failed {REPEATED_FAILURE_LIMIT} times in a row ({key[0]})"
+                f"the model made the same failing tool call {REPEATED_FAILURE_LIMIT} times in "
+                f"a row ({key[0]})"
             )

@@ -149,12 +149,22 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
 
 
 def near_names(name: str, entries: Sequence[str]) -> list[str]:
-    """The entries ``name`` most likely meant: one spelled nearly alike, or one whose name
-    is a word of it ("the old folder" guessed as old_folder, for old/). Up to two."""
+    """The entries ``name`` most likely meant: one spelled nearly alike, one whose name is a
+    word of it ("the old folder" guessed as old_folder, for old/), or one whose name has a
+    word of it, plural or not (the folder "tests" guessed for test_units.py). Up to two."""
     plain = {entry.rstrip("/").lower(): entry for entry in entries}
     close = difflib.get_close_matches(name.lower(), list(plain), n=2, cutoff=0.75)
-    words = [w for w in re.split(r"[\W_]+", name.lower()) if len(w) >= 3 and w in plain]
-    return list(dict.fromkeys(plain[w] for w in [*close, *words]))[:2]
+    guessed = _stem_words(name)
+    whole = [w for w in guessed if w in plain]
+    shared = [entry for entry in plain if guessed & _stem_words(entry)]
+    return list(dict.fromkeys(plain[w] for w in [*close, *whole, *shared]))[:2]
+
+
+def _stem_words(name: str) -> set[str]:
+    """The words of a name without its extension, each also without a plural "s"."""
+    stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+    words = {w for w in re.split(r"[\W_]+", stem.lower()) if len(w) >= 3}
+    return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}
 
 
 def entry_names(entries: Iterable[os.DirEntry[str]]) -> list[str]:

@@ -10,6 +10,7 @@ from pheron_tui.core.intent import (
     orders_a_change,
     orders_a_run,
     orders_only_a_run,
+    python_use_hint,
     speaks_of_the_workspace,
 )
 
@@ -121,3 +122,17 @@ def test_a_request_that_names_a_command_to_use_speaks_of_the_workspace(
     # Such a first step is made to call (BFCL live_simple: "use docker ps" was answered
     # from the model's head with the first step left free).
     assert speaks_of_the_workspace(text) is about
+
+
+@pytest.mark.parametrize(
+    ("message", "command"),
+    [
+        ("Use units.py to convert 10 miles.", 'python3 -c "from units import NAME;'),
+        ("use ./tools/conv.py on 3", 'cd tools && python3 -c "from conv import NAME;'),
+        ("Use the helper in units.py", None),  # no order to use the file
+        ("use my-units.py to convert", None),  # no module name: nothing to import
+    ],
+)
+def test_how_a_python_file_to_use_is_run(message: str, command: str | None) -> None:
+    hint = python_use_hint(message)
+    assert (command in hint) if command else hint == ""

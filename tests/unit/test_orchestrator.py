@@ -269,7 +269,7 @@ async def test_three_identical_failing_calls_end_the_task(make_agent) -> None:
     result = await agent.orchestrator.submit("read it")
     assert result.status == "failed"
     assert "3 times in a row" in result.reason
-    assert len(agent.of("ToolCallFinished")) == 3
+    assert len(agent.of("ToolCallFinished")) == 1  # a read that just failed is not run again
 
 
 async def test_script_running_out_is_an_error_and_a_failed_turn(make_agent) -> None:
@@ -1130,3 +1130,47 @@ async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(
     await agent.orchestrator.submit("Fix shop.py so that `python3 check.py` passes.")
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
     assert "What it calls is defined at shop.py:1" in str(plans[2].messages[-1].content)
+
+
+async def test_an_order_to_use_a_python_file_is_told_how_to_run_it(make_agent, workspace) -> None:
+    """ "Use units.py to convert 10 miles to kilometres" orders a run, not a change: the 1.5B
+    model, answering with nothing run, was told "no file has been changed yet", edited
+    units.py and was refused. It is told to run, and how a function of the file is run."""
+    (workspace / "units.py").write_text("def miles_to_km(miles):\n    return miles * 1.609344\n")
+    read = 'CALL(read_file) WITH {"path": "units.py"}'
+    run = (
+        'CALL(shell_exec) WITH {"command": '
+        '"python3 -c \\"from units import miles_to_km; print(miles_to_km(10))\\""}'
+    )
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[read, "<final>miles_to_km converts miles.</final>", run, "<final>16.09344</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Use units.py to convert 10 miles to kilometres.")
+    assert (result.status, result.answer) == ("finished", "16.09344")
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("nothing has been run yet" in text and "from units import" in text for text in told)
+    assert not any("no file has been changed" in text for text in told)
+    assert "16.09344" in agent.of("ToolCallFinished")[-1].observation
+
+
+async def test_a_read_that_just_failed_is_not_run_again(make_agent) -> None:
+    """The 1.5B model searched the missing folder "tests" twice in a row. Nothing changed in
+    between, so the second search is not run: the model is told it would fail the same way."""
+    search = 'CALL(search_files) WITH {"pattern": "def", "path": "tests"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[search, search, "<final>There is no tests folder.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Which functions do the tests in tests/ test?")
+    assert result.status == "finished"
+    [finished] = agent.of("ToolCallFinished")
+    assert finished.status == "failed" and "does not exist" in finished.observation
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("already made this exact call and it failed" in text for text in told)

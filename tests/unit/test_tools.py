@@ -605,6 +605,11 @@ async def test_a_missing_path_names_the_entry_it_likely_meant(workspace: Path) -
     assert "did you mean units.py?" in typo.observation
     unlike = await call(workspace, "read_file", path="report.md")
     assert "did you mean" not in unlike.observation
+    (workspace / "test_units.py").write_text("")
+    plural = await call(workspace, "search_files", pattern="def", path="tests")
+    assert "did you mean test_units.py?" in plural.observation
+    extension = await call(workspace, "read_file", path="report.py")  # .py is no word of it
+    assert "did you mean" not in extension.observation
 
 
 async def test_a_file_listed_as_a_folder_is_shown(workspace: Path) -> None:
