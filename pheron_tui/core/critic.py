@@ -46,6 +46,8 @@ NOTHING_CHANGED = (
 
 _VERDICT_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b\W*(.*)", re.IGNORECASE | re.DOTALL)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_SENTENCE_END_NOT_NUMBERED = re.compile(r"(?<!\s\d)(?<!\s\d\d)[.!?](?=\s|$)")
+"""A sentence end that is not a list's number ("… following: 1. It renamed a. 2. It")."""
 
 _STATUS_TEXT: dict[CallStatus, str] = {
     "ok": "succeeded",
@@ -109,8 +111,15 @@ def critic_user(
             status = _STATUS_TEXT[step.status]
             if step.status == "failed" and step.risk == "write":
                 status += ", changed nothing"  # a failed command may have changed something
+            output = step.output
+            if step.status != "ok" and step.risk != "execute":
+                # Why it did not go through is enough. Shown a refused write's whole file
+                # ("It holds now: …") or a missing folder's listing, the 1.5B critic spent its
+                # words on that call and judged the change a later call made as never made.
+                # A failed command's output stays: it may be the answer (which test fails).
+                output = first_sentences(output, limit=1)[:MAX_ARGUMENTS_SHOWN]
             blocks.append(
-                f"{defuse(head, special_tokens)}: {status}\n{defuse(step.output, special_tokens)}"
+                f"{defuse(head, special_tokens)}: {status}\n{defuse(output, special_tokens)}"
             )
         changes = [
             f"{number} ({step.tool})"
@@ -133,6 +142,15 @@ def first_sentences(text: str, limit: int = 2) -> str:
     if not ends:
         return paragraph
     return paragraph[: ends[min(limit, len(ends)) - 1]]
+
+
+def whole_sentences(text: str) -> str:
+    """The text on one line up to its last full stop: an assessment cut by the token limit
+    loses its unfinished sentence, not what it said after a list began ("The agent did the
+    following: 1. … failed 2. … succeeded")."""
+    flat = " ".join(text.split())
+    ends = [m.end() for m in _SENTENCE_END_NOT_NUMBERED.finditer(flat)]
+    return flat[: ends[-1]] if ends else flat
 
 
 class CriticAgent:
@@ -177,7 +195,7 @@ class CriticAgent:
     async def _checked_review(self, scorer: ChoiceScorer, task: str) -> Review:
         """What was asked and done, in words, then the verdict scored after it."""
         assess = self._request(task, CRITIC_ASSESS)
-        check = first_sentences(await self.generate(assess))
+        check = whole_sentences(await self.generate(assess))
         verdict_request = assess.model_copy(
             update={
                 "messages": [

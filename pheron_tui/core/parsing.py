@@ -28,6 +28,9 @@ TOOL_CALL_CLOSE = "</tool_call>"
 _CLARIFY_RE = re.compile(
     r"CLARIFY\(\s*(?:\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|(.*?))\s*\)", re.DOTALL
 )
+# Closed by nothing: "CLARIFY(\"The function has been added.</final>" (the 1.5B model), or a
+# reply cut at its token limit. What follows the opening is the question.
+_OPEN_CLARIFY_RE = re.compile(r"CLARIFY\(\s*[\"']?(.*?)[\"']?\s*(?:</final>\s*)?\Z", re.DOTALL)
 _TOOL_BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _FUNCTION_RE = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _PARAMETER_RE = re.compile(
@@ -60,10 +63,15 @@ class ParsedReply:
 
 def parse_clarify(text: str) -> str | None:
     match = _CLARIFY_RE.search(text)
-    if match is None:
-        return None
-    double, single, bare = match.groups()
-    question = double if double is not None else single if single is not None else bare
+    if match is None or (match.group(3) or "").lstrip()[:1] in ('"', "'"):
+        # No closing bracket, or a quote never closed before one inside the question.
+        unclosed = _OPEN_CLARIFY_RE.search(text)
+        if unclosed is None:
+            return None
+        question = unclosed.group(1)
+    else:
+        double, single, bare = match.groups()
+        question = double if double is not None else single if single is not None else bare
     question = question.replace('\\"', '"').replace("\\'", "'").strip()
     return question or None
 

@@ -29,6 +29,22 @@ def test_each_call_is_shown_with_its_outcome_and_the_changes_that_succeeded() ->
     assert critic_user("hi", [], "hello").count("(no tools were used)") == 1
 
 
+def test_a_call_that_did_not_go_through_is_shown_by_why() -> None:
+    """Shown a refused write's whole file, the 1.5B critic spent its words on that call and
+    judged the change a later call made as never made. A failed command's output is kept: it
+    may be the answer."""
+    refused = "config.ini was not read since it last changed. It holds now:\n[cache]\nsize = 1"
+    steps = [
+        Step("write_file", {"path": "config.ini"}, "write", "failed", refused),
+        Step("read_file", {"path": "nope"}, "read", "failed", "nope does not exist. . holds: a"),
+        Step("shell_exec", {"command": "python3 t.py"}, "execute", "failed", "Error.\nline 2"),
+    ]
+    prompt = critic_user("Set size to 2", steps, "Done.")
+    assert "not read since it last changed." in prompt and "size = 1" not in prompt
+    assert "nope does not exist." in prompt and "holds: a" not in prompt
+    assert "Error.\nline 2" in prompt
+
+
 def test_long_arguments_are_shortened_for_the_critic() -> None:
     step = Step("write_file", {"path": "big.txt", "content": "z" * 5000}, "write", "ok", "wrote")
     prompt = critic_user("write it", [step], "done")
@@ -91,6 +107,19 @@ async def test_the_verdict_is_scored_after_the_critic_says_what_it_saw() -> None
     [scored] = provider.scored
     assert [m.role for m in scored.messages] == ["system", "user", "assistant", "user"]
     assert "Verdict (PASS or FAIL)" in (scored.messages[-1].content or "")
+
+
+async def test_what_the_critic_saw_is_kept_past_a_list() -> None:
+    """The 1.5B critic began a list ("The agent did the following:") and the calls that
+    worked came after it: the verdict was judged from the list's heading alone."""
+    provider = _ScoringScript(
+        ["It asks for a rename. The agent did the following:\n\n1. It renamed a. 2. It"]
+    )
+    critic = CriticAgent(provider, lambda r: _generate(provider, r))
+    step = Step("move_path", {"source": "a", "destination": "b"}, "write", "ok", "moved a to b")
+    review = await critic.review("Rename a to b", "Done", [step])
+    assert review.verdict == "PASS"
+    assert review.reason.endswith("1. It renamed a.")
 
 
 async def test_without_logprobs_the_verdict_is_asked_for_in_words() -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pheron_tui.core.parsing import MarkupHold, parse_reply
+from pheron_tui.core.parsing import MarkupHold, ParsedReply, parse_reply
 from pheron_tui.core.tools import ubid
 from pheron_tui.tools.builtin import default_registry
 
@@ -230,3 +231,16 @@ def test_typing_any_arguments_by_their_schema_never_raises(arguments: dict) -> N
     call = json.dumps({"name": "measure", "arguments": arguments})
     reply = parse_reply(f"<tool_call>{call}</tool_call>", MEASURE)
     assert reply.kind == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        # The 1.5B model's: opened, never closed, ended by </final>.
+        ('<final>CLARIFY("It has been added to units.py.</final>', "It has been added to units.py."),
+        ('CLARIFY("Which of (a) or (b)?', "Which of (a) or (b)?"),  # cut at the token limit
+        ("CLARIFY('Which one?')", "Which one?"),
+    ],
+)
+def test_an_unclosed_clarify_is_read_as_its_question(reply: str, question: str) -> None:
+    assert parse_reply(reply) == ParsedReply(kind="clarify", text=question)
