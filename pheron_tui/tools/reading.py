@@ -239,8 +239,15 @@ class SearchFiles(PathTool):
                 # Searched one file for a word it does not hold ("hi" in utils.py, asked what
                 # shout returns for "hi"), a small model answers with this line, even told
                 # to read the file. The file itself is what it needs: a short one is shown.
+                # Shown "no matches for 'temperature'" first, the 1.5B model asked which city
+                # is warmest called the question ambiguous: the file comes with a word of
+                # what it is for.
                 if text := await shown_whole(ctx, args.path, shown):
-                    return ToolResult(ok=True, observation=f"{said}. {text}")
+                    return ToolResult(
+                        ok=True,
+                        observation=f"{said}, but the file is short: what is asked may be in it "
+                        f"in other words. {text}",
+                    )
                 said += f"; read_file {shown} shows all of it"
             return ToolResult(ok=True, observation=said)
         # The count is said: shown a match among the lines around it, the 1.5B model asked

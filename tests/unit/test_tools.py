@@ -125,7 +125,8 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
     ]
     # None in the one file searched: a short file is shown whole, a long one is to be read.
     none = (await call(tmp_path, "search_files", pattern="hi", path="calc.py")).observation
-    assert none.startswith("no matches for 'hi' in calc.py. calc.py (6 lines):\n    1  def add")
+    assert none.startswith("no matches for 'hi' in calc.py, but the file is short")
+    assert "in other words. calc.py (6 lines):\n    1  def add" in none
     (tmp_path / "long.py").write_text("x = 1\n" * 250)
     none = (await call(tmp_path, "search_files", pattern="hi", path="long.py")).observation
     assert none == "no matches for 'hi' in long.py; read_file long.py shows all of it"
