@@ -119,25 +119,6 @@ _CHANGE_ORDER = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_PYTHON_USED = re.compile(r"\buse\s+`?(?P<path>[\w./-]+)\.py\b", re.IGNORECASE)
-
-
-def python_use_hint(text: str) -> str:
-    """How to run a function of the Python file the message says to use ("Use units.py to
-    convert 10 miles to kilometres"), or "". Told to run what the request names, the 1.5B
-    model searched and edited units.py: a module of functions has nothing to run as it is."""
-    match = _PYTHON_USED.search(text)
-    if match is None:
-        return ""
-    folder, _, module = match["path"].removeprefix("./").rpartition("/")
-    if not module.isidentifier():
-        return ""
-    enter = f"cd {folder} && " if folder else ""
-    return (
-        f"To use a function of {match['path']}.py, run it with shell_exec: "
-        f'{enter}python3 -c "from {module} import NAME; print(NAME(VALUES))", with the name of '
-        "the function that does what was asked and the values the request gives."
-    )
 _ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 
 
@@ -187,6 +168,27 @@ def orders_only_a_run(text: str) -> bool:
     (``Run python3 test_calc.py and tell me which test fails``): a file written for it is not
     what was asked. Told to run the tests, the 1.5B model wrote a new test_calc.py."""
     return _orders(text, _RUN_ORDER) and not _orders(text, _WRITE_ORDER)
+
+
+_PYTHON_USED = re.compile(r"\buse\s+`?(?P<path>[\w./-]+)\.py\b", re.IGNORECASE)
+
+
+def python_use_hint(text: str) -> str:
+    """How to run a function of the Python file the message says to use ("Use units.py to
+    convert 10 miles to kilometres"), or "". Told to run what the request names, the 1.5B
+    model searched and edited units.py: a module of functions has nothing to run as it is."""
+    match = _PYTHON_USED.search(text)
+    if match is None:
+        return ""
+    folder, _, module = match["path"].removeprefix("./").rpartition("/")
+    if not module.isidentifier():
+        return ""
+    enter = f"cd {folder} && " if folder else ""
+    return (
+        f"To use a function of {match['path']}.py, run it with shell_exec: "
+        f'{enter}python3 -c "from {module} import NAME; print(NAME(VALUES))", with the name of '
+        "the function that does what was asked and the values the request gives."
+    )
 
 
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
