@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -35,7 +36,11 @@ from pheron_tui.tools.path_tool import (
     mark_seen,
     missing_path_help,
     refusal_result,
+    same_name,
 )
+
+_NAME_ONLY = re.compile(r"[\w.*?-]+\.[\w*?]+")
+"""A pattern that reads as a file's name or a glob of names (``test_units.py``, ``*.log``)."""
 
 # A search is cut off after this long, and so is one line that takes longer than
 # LINE_BUDGET_S to match: a pattern that backtracks without end cannot freeze the app, and a
@@ -249,6 +254,16 @@ class SearchFiles(PathTool):
                         f"in other words. {text}",
                     )
                 said += f"; read_file {shown} shows all of it"
+            elif _NAME_ONLY.fullmatch(args.pattern) and (
+                named := await asyncio.to_thread(same_name, ctx, args.pattern)
+            ):
+                # A file's name searched for in the files' text: asked which functions
+                # test_units.py tests, the 1.5B model searched for "test_units.py", was told
+                # "no matches" and said there was no such file.
+                said += (
+                    f"; files named so: {', '.join(named)} (search_files looks inside files; "
+                    f"read_file {named[0]} shows one)"
+                )
             return ToolResult(ok=True, observation=said)
         # The count is said: shown a match among the lines around it, the 1.5B model asked
         # how many ERROR lines a log has counted the context lines too.

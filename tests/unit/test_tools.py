@@ -133,6 +133,13 @@ async def test_a_search_with_few_matches_shows_the_lines_around_them(tmp_path: P
     (tmp_path / "min.js").write_text("var x=1;" * 5000)  # one line, 40 kB
     none = (await call(tmp_path, "search_files", pattern="hi", path="min.js")).observation
     assert none == "no matches for 'hi' in min.js; read_file min.js shows all of it"
+    # A file's name searched for in the text of files: where files of that name are is said.
+    none = (await call(tmp_path, "search_files", pattern="long.py")).observation
+    assert none.startswith("no matches for 'long.py' in .; files named so: long.py (")
+    none = (await call(tmp_path, "search_files", pattern="*.js")).observation
+    assert "files named so: min.js" in none
+    none = (await call(tmp_path, "search_files", pattern="average numbers")).observation
+    assert none == "no matches for 'average numbers' in ."
     # Many matches: one line each, as before.
     (tmp_path / "many.txt").write_text("average\nfiller\n" * 6)
     found = (await call(tmp_path, "search_files", pattern="average")).observation
