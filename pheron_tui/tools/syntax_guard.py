@@ -1,4 +1,5 @@
-"""Changes that would leave a JSON or Python file unreadable: said, with the parser's words.
+"""Changes that would leave a JSON or Python file unreadable, or a Python function reading a
+name nothing defines: said, with the parser's words.
 
 A small model's edit often breaks the file it edits: ``{"port": 9090}`` appended to a JSON
 object, a line indented one level off. Written, the breakage surfaces later as someone else's
@@ -10,6 +11,7 @@ person still can). A file that did not parse before is not judged.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import warnings
 from pathlib import PurePosixPath
@@ -32,7 +34,121 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
     if read(before) is not None:
         return None
     error = read(after)
-    return None if error is None else f"after this change it would not be valid {kind} ({error})"
+    if error is not None:
+        return f"after this change it would not be valid {kind} ({error})"
+    return _newly_undefined(before, after) if kind == "Python" else None
+
+
+def _newly_undefined(before: str, after: str) -> str | None:
+    """A name a function reads after the change that nothing defines (not a parameter, a
+    local, an enclosing function's name, a module name or a builtin) and that it did not read
+    undefined before. Told to fix average(), the 1.5B model put average's fixed return line
+    into add(a, b), which then returned ``sum(numbers)``: valid Python, a NameError."""
+    known = _undefined(before)
+    if known is None:
+        return None
+    for function, name, line in _undefined(after) or []:
+        if (function, name) not in {(f, n) for f, n, _ in known}:
+            return (
+                f"{function}() would read `{name}` (line {line}), which it does not define "
+                "and the module does not either: check that `old` is the text to change"
+            )
+    return None
+
+
+_ALWAYS_DEFINED = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__builtins__"}
+
+
+def _undefined(text: str) -> list[tuple[str, str, int]] | None:
+    """(function, name, line) for each name a function reads that nothing defines; None when
+    the file cannot be judged (it does not parse, or names come from ``import *``)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    module = _bound(tree)
+    if module is None:
+        return None
+    # A function's `global x` binds x in the module.
+    module |= {
+        name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names
+    }
+    found: list[tuple[str, str, int]] = []
+
+    def visit(node: ast.AST, enclosing: frozenset[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _FUNCTIONS):
+                visit(child, enclosing)
+                continue
+            own = _bound(child)
+            if own is None:
+                continue
+            scope = enclosing | own
+            for inner in _own_nodes(child):
+                if (
+                    isinstance(inner, ast.Name)
+                    and isinstance(inner.ctx, ast.Load)
+                    and inner.id not in scope
+                    and inner.id not in module
+                    and inner.id not in _ALWAYS_DEFINED
+                ):
+                    found.append((getattr(child, "name", "lambda"), inner.id, inner.lineno))
+            visit(child, scope)
+
+    visit(tree, frozenset())
+    return found
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SCOPES = (*_FUNCTIONS, ast.ClassDef)
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a module's or function's own scope: a nested function or class is one
+    node (its name), not what is inside it."""
+    found: list[ast.AST] = []
+    if isinstance(scope, _FUNCTIONS):
+        # Only the parameters' names: defaults, annotations and decorators are read in the
+        # enclosing scope (a method's default may be a class attribute).
+        given = scope.args
+        found.extend([*given.posonlyargs, *given.args, *given.kwonlyargs])
+        found.extend(arg for arg in (given.vararg, given.kwarg) if arg is not None)
+        pending: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else list(scope.body)
+    else:
+        pending = list(ast.iter_child_nodes(scope))
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, _SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _bound(scope: ast.AST) -> set[str] | None:
+    """Every name a module's or function's own scope binds (over-counting is safe: it only
+    keeps a name from being reported); None when a star import makes that unknowable."""
+    names: set[str] = set()
+    for inner in _own_nodes(scope):
+        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+            names.add(inner.id)
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(inner.name)
+        elif isinstance(inner, ast.arg):
+            names.add(inner.arg)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+            for alias in inner.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(inner, (ast.Global, ast.Nonlocal)):
+            names.update(inner.names)
+        elif isinstance(inner, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and inner.name:
+            names.add(inner.name)
+        elif isinstance(inner, ast.MatchMapping) and inner.rest:
+            names.add(inner.rest)
+    return names
 
 
 def _json_error(text: str) -> str | None:

@@ -730,6 +730,33 @@ async def test_a_change_that_breaks_a_json_or_python_file_is_not_made(workspace:
     assert (await call(workspace, "edit_file", path="m.py", old="f(", new="g(")).ok
 
 
+async def test_an_edit_that_leaves_a_function_reading_an_unknown_name_is_not_made(
+    workspace: Path,
+) -> None:
+    """Told to fix average(), the 1.5B model put average's fixed return line into add(a, b):
+    valid Python, a NameError when add runs. A name the edit leaves read but defined nowhere
+    (no parameter, local, enclosing or module name, no builtin) is refused with where it is;
+    names that were already so, and names defined anywhere the function can see, are not."""
+    calc = workspace / "calc.py"
+    source = (
+        "import math\nLIMIT = 3\n\n\ndef add(a, b):\n    return a + b\n\n\n"
+        "def average(numbers):\n    return sum(numbers) / (len(numbers) - 1)\n"
+    )
+    calc.write_text(source)
+    await call(workspace, "read_file", path="calc.py")
+    wrong = await call(
+        workspace, "edit_file", path="calc.py", old="return a + b", new="return sum(numbers)"
+    )
+    assert not wrong.ok and "add() would read `numbers` (line 6)" in wrong.observation
+    assert calc.read_text() == source
+    for old, new in [
+        ("(len(numbers) - 1)", "len(numbers)"),  # the right fix
+        ("return a + b", "return math.floor(a + b + LIMIT)"),  # module names and imports
+        ("return math.floor(a + b + LIMIT)", "total = [x for x in (a, b)]\n    return sum(total)"),
+    ]:
+        assert (await call(workspace, "edit_file", path="calc.py", old=old, new=new)).ok, new
+
+
 async def test_a_whole_file_written_anew_replaces_it(workspace: Path) -> None:
     """Asked to sort names.txt, the 1.5B model had no way: edit_file changes one place, and
     the whole sorted file written as "create" was refused as already there. A new version of
