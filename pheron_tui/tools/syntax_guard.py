@@ -44,11 +44,12 @@ def _newly_undefined(before: str, after: str) -> str | None:
     local, an enclosing function's name, a module name or a builtin) and that it did not read
     undefined before. Told to fix average(), the 1.5B model put average's fixed return line
     into add(a, b), which then returned ``sum(numbers)``: valid Python, a NameError."""
-    known = _undefined(before)
-    if known is None:
+    undefined_before = _undefined(before)
+    if undefined_before is None:
         return None
+    known = {(function, name) for function, name, _ in undefined_before}
     for function, name, line in _undefined(after) or []:
-        if (function, name) not in {(f, n) for f, n, _ in known}:
+        if (function, name) not in known:
             return (
                 f"{function}() would read `{name}` (line {line}), which it does not define "
                 "and the module does not either: check that `old` is the text to change"
@@ -56,7 +57,17 @@ def _newly_undefined(before: str, after: str) -> str | None:
     return None
 
 
-_ALWAYS_DEFINED = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__builtins__"}
+_ALWAYS_DEFINED = frozenset(dir(builtins)) | {
+    "__file__",
+    "__name__",
+    "__doc__",
+    "__builtins__",
+    "__class__",  # a method's, for super()
+    "__spec__",
+    "__loader__",
+    "__package__",
+    "__path__",
+}
 
 
 def _undefined(text: str) -> list[tuple[str, str, int]] | None:
