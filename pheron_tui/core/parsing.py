@@ -325,17 +325,38 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
         try:
             arguments, _ = raw_decode(rest)
         except ValueError as exc:
-            calls.append(
-                ParsedCall(
-                    name=target,
-                    form="legacy",
-                    error=f"arguments are not valid JSON ({_json_problem(exc)})",
+            if (closed := _closed_before_marker(rest)) is not None:
+                arguments = closed
+            else:
+                calls.append(
+                    ParsedCall(
+                        name=target,
+                        form="legacy",
+                        error=f"arguments are not valid JSON ({_json_problem(exc)})",
+                    )
                 )
-            )
-            continue
+                continue
         decoded, error = decode_arguments(arguments)
         calls.append(ParsedCall(name=target, arguments=decoded, form="legacy", error=error))
     return calls
+
+
+_AFTER_A_CALL = re.compile(r"\}\s*(?:<final>|<tool_call>|CALL\(|CLARIFY\()")
+
+
+def _closed_before_marker(rest: str) -> dict[str, Any] | None:
+    """The arguments of a call whose last string was never closed, when a reply marker comes
+    right after its brace: ``{"old": "…", "new": "return sum(numbers) / len(numbers)} <final>``
+    (the 1.5B model, three times in a row). Closing the string there reads what was meant; a
+    brace inside a value followed by anything else is not taken for the end."""
+    for end in _AFTER_A_CALL.finditer(rest):
+        try:
+            value, used = raw_decode(rest[: end.start()] + '"}')
+        except ValueError:
+            continue
+        if isinstance(value, dict) and used == end.start() + 2:
+            return value
+    return None
 
 
 def distinct_calls(calls: list[ParsedCall]) -> list[ParsedCall]:

@@ -237,10 +237,33 @@ def test_typing_any_arguments_by_their_schema_never_raises(arguments: dict) -> N
     ("reply", "question"),
     [
         # The 1.5B model's: opened, never closed, ended by </final>.
-        ('<final>CLARIFY("It has been added to units.py.</final>', "It has been added to units.py."),
+        (
+            '<final>CLARIFY("It has been added to units.py.</final>',
+            "It has been added to units.py.",
+        ),
         ('CLARIFY("Which of (a) or (b)?', "Which of (a) or (b)?"),  # cut at the token limit
         ("CLARIFY('Which one?')", "Which one?"),
     ],
 )
 def test_an_unclosed_clarify_is_read_as_its_question(reply: str, question: str) -> None:
     assert parse_reply(reply) == ParsedReply(kind="clarify", text=question)
+
+
+def test_a_last_string_left_open_before_a_marker_is_closed() -> None:
+    """The 1.5B model wrote the right fix with its closing quote missing, three times:
+    `"new": "return sum(numbers) / len(numbers)} <final>…`. Where a reply marker follows the
+    brace, the string is closed there; cut off with no marker after it, the call stays
+    unreadable (the brace may be the value's own)."""
+    fix = (
+        'CALL(edit_file) WITH {"path": "calc.py", "old": "/ (len(numbers) - 1)", '
+        '"new": "/ len(numbers)} <final>Changed.</final> <final>Test passed.</final>'
+    )
+    [call] = parse_reply(fix).calls
+    assert call.error is None
+    assert call.arguments == {
+        "path": "calc.py",
+        "old": "/ (len(numbers) - 1)",
+        "new": "/ len(numbers)",
+    }
+    [cut] = parse_reply('CALL(write_file) WITH {"path": "a.js", "content": "if (x) {y}').calls
+    assert cut.error is not None and "not valid JSON" in cut.error
