@@ -50,11 +50,26 @@ def _newly_undefined(before: str, after: str) -> str | None:
     known = {(function, name) for function, name, _ in undefined_before}
     for function, name, line in _undefined(after) or []:
         if (function, name) not in known:
+            owners = _defined_in(after, name)
+            meant = (
+                f"; `{name}` belongs to {owners}: was the change meant there?" if owners else "."
+            )
             return (
                 f"{function}() would read `{name}` (line {line}), which it does not define "
-                "and the module does not either: check that `old` is the text to change"
+                f"and the module does not either{meant} Check that `old` is the text to change"
             )
     return None
+
+
+def _defined_in(text: str, name: str) -> str:
+    """The functions of ``text`` whose own scope defines ``name``, as "average() (line 5)"."""
+    owners = [
+        f"{node.name}() (line {node.lineno})"
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and name in (_bound(node) or set())
+    ]
+    return " and ".join(owners[:2])
 
 
 _ALWAYS_DEFINED = frozenset(dir(builtins)) | {

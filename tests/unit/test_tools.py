@@ -748,6 +748,7 @@ async def test_an_edit_that_leaves_a_function_reading_an_unknown_name_is_not_mad
         workspace, "edit_file", path="calc.py", old="return a + b", new="return sum(numbers)"
     )
     assert not wrong.ok and "add() would read `numbers` (line 6)" in wrong.observation
+    assert "`numbers` belongs to average() (line 9): was the change meant" in wrong.observation
     assert calc.read_text() == source
     for old, new in [
         ("(len(numbers) - 1)", "len(numbers)"),  # the right fix
