@@ -61,11 +61,21 @@ def _newly_undefined(before: str, after: str) -> str | None:
     return None
 
 
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _defined_in(text: str, name: str) -> str:
     """The functions of ``text`` whose own scope defines ``name``, as "average() (line 5)"."""
+    tree = _parsed(text)
     owners = [
         f"{node.name}() (line {node.lineno})"
-        for node in ast.walk(ast.parse(text))
+        for node in (ast.walk(tree) if tree is not None else ())
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and name in (_bound(node) or set())
     ]
@@ -88,11 +98,8 @@ _ALWAYS_DEFINED = frozenset(dir(builtins)) | {
 def _undefined(text: str) -> list[tuple[str, str, int]] | None:
     """(function, name, line) for each name a function reads that nothing defines; None when
     the file cannot be judged (it does not parse, or names come from ``import *``)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return None
     module = _bound(tree)
     if module is None:
@@ -102,11 +109,13 @@ def _undefined(text: str) -> list[tuple[str, str, int]] | None:
         name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names
     }
     found: list[tuple[str, str, int]] = []
-
-    def visit(node: ast.AST, enclosing: frozenset[str]) -> None:
+    # A stack, not recursion: a long expression is a deep tree (`a + a + …`).
+    pending: list[tuple[ast.AST, frozenset[str]]] = [(tree, frozenset())]
+    while pending:
+        node, enclosing = pending.pop()
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _FUNCTIONS):
-                visit(child, enclosing)
+                pending.append((child, enclosing))
                 continue
             own = _bound(child)
             if own is None:
@@ -121,9 +130,7 @@ def _undefined(text: str) -> list[tuple[str, str, int]] | None:
                     and inner.id not in _ALWAYS_DEFINED
                 ):
                     found.append((getattr(child, "name", "lambda"), inner.id, inner.lineno))
-            visit(child, scope)
-
-    visit(tree, frozenset())
+            pending.append((child, scope))
     return found
 
 

@@ -756,6 +756,15 @@ async def test_an_edit_that_leaves_a_function_reading_an_unknown_name_is_not_mad
         ("return math.floor(a + b + LIMIT)", "total = [x for x in (a, b)]\n    return sum(total)"),
     ]:
         assert (await call(workspace, "edit_file", path="calc.py", old=old, new=new)).ok, new
+    # A long expression is a deep tree: judged without running out of stack.
+    deep = await call(
+        workspace,
+        "edit_file",
+        path="calc.py",
+        old="return sum(total)",
+        new="return " + "+".join(["a"] * 2000),
+    )
+    assert deep.ok
 
 
 async def test_a_whole_file_written_anew_replaces_it(workspace: Path) -> None:
