@@ -13,6 +13,7 @@ with an ``error`` that the orchestrator turns into an observation for the model.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -349,7 +350,7 @@ def _closed_before_marker(rest: str) -> dict[str, Any] | None:
     right after its brace: ``{"old": "…", "new": "return sum(numbers) / len(numbers)} <final>``
     (the 1.5B model, three times in a row). Closing the string there reads what was meant; a
     brace inside a value followed by anything else is not taken for the end."""
-    for end in _AFTER_A_CALL.finditer(rest):
+    for end in itertools.islice(_AFTER_A_CALL.finditer(rest), 4):  # not every "}" of a flood
         try:
             value, used = raw_decode(rest[: end.start()] + '"}')
         except ValueError:
