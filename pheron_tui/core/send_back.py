@@ -26,6 +26,7 @@ from pheron_tui.core.task_state import (
     parrots,
     words,
 )
+from pheron_tui.core.tools import LIKELY_MEANT
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,12 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         if sent := _work_left(state):
             return sent
     failure = _last_failure(state)
+    if failure and LIKELY_MEANT in failure and failure not in state.retried_after:
+        # The failed call's result names what was likely meant ("tests does not exist; did
+        # you mean test_units.py?"): the 1.5B model answered "test_units.py is the correct
+        # file to test" instead of reading it. Once per failure.
+        state.retried_after.add(failure)
+        return SendBack(RETRY_MESSAGE)
     if failure and failure not in state.retried_after and state.change_failed():
         # Once per failure, as for a question above: the answer may only report it.
         state.retried_after.add(failure)

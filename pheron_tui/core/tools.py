@@ -58,6 +58,11 @@ class RiskAssessment:
     """For shell commands: every simple command, as approval rules match it."""
 
 
+LIKELY_MEANT = " did you mean "
+"""How a tool result names the entry a missing path likely meant ("old_folder does not exist;
+did you mean old/?"): a correction the model is sent back to make (``send_back``)."""
+
+
 @dataclass
 class ToolResult:
     ok: bool

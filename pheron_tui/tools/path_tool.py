@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal, overload
 from pydantic import BaseModel, ConfigDict
 
 from pheron_tui.core.limits import SKIPPED_FOLDERS
-from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolResult
+from pheron_tui.core.tools import LIKELY_MEANT, RiskAssessment, Tool, ToolContext, ToolResult
 from pheron_tui.tools.files import (
     PathRefused,
     display_path,
@@ -144,7 +144,7 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
     folder, entries, more = nearby
     listed = ", ".join(entries) + (f" and {more} more" if more else "") if entries else "nothing"
     meant = near_names(path.name, entries)
-    guess = f" did you mean {' or '.join(meant)}?" if meant else ""
+    guess = f"{LIKELY_MEANT}{' or '.join(meant)}?" if meant else ""
     return f"{shown} does not exist;{guess} {folder} holds: {listed}"
 
 

@@ -1174,3 +1174,35 @@ async def test_a_read_that_just_failed_is_not_run_again(make_agent) -> None:
     assert finished.status == "failed" and "does not exist" in finished.observation
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
     assert any("already made this exact call and it failed" in text for text in told)
+
+
+async def test_an_answer_after_a_failure_that_names_the_likely_entry_is_sent_back(
+    make_agent, workspace
+) -> None:
+    """Told "tests does not exist; did you mean test_units.py?", the 1.5B model answered
+    "test_units.py is the correct file to test" instead of reading it. An answer right after
+    such a failure is sent back once to correct the call; a plain failure may be the answer."""
+    (workspace / "test_units.py").write_text("assert 1 == 1\n")
+    search = 'CALL(search_files) WITH {"pattern": "def", "path": "tests"}'
+    read = 'CALL(read_file) WITH {"path": "test_units.py"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[search, "<final>test_units.py is the file.</final>", read, "<final>None.</final>"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Which functions does test_units.py test?")
+    assert result.answer == "None."
+    assert [e.observation.split("\n")[0] for e in agent.of("ToolCallFinished")][1] == (
+        "test_units.py (1 line):"
+    )
+    missing = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=['CALL(read_file) WITH {"path": "zzz.md"}', "<final>zzz.md does not exist.</final>"],
+        critic=["PASS: ok"],
+    )
+    answered = await missing.orchestrator.submit("What does zzz.md say?")
+    assert answered.answer == "zzz.md does not exist."
