@@ -210,26 +210,37 @@ def file_like_words(text: str) -> set[str]:
 def names_a_workspace_entry(text: str, workspace: Path) -> bool:
     """Whether the message names a file or folder that exists in the workspace, by its path
     or, anywhere below, by its name (``What does calc.py do?`` needs calc.py)."""
+    return bool(named_entries(text, workspace, first_only=True))
+
+
+def named_entries(text: str, workspace: Path, *, first_only: bool = False) -> list[str]:
+    """The workspace entries the message names, as paths from the workspace root: by their
+    path, or by their name anywhere below (``calc.py`` found in ``src/``)."""
     words = file_like_words(text)
     if not words:
-        return False
+        return []
     root = Path(workspace)
-    for word in words:
+    found: list[str] = []
+    for word in sorted(words):
         try:
             if (root / word).resolve().is_relative_to(root.resolve()) and (root / word).exists():
-                return True
+                found.append(word)
         except (OSError, ValueError):
             continue
-    names = {w.rsplit("/", 1)[-1] for w in words}
+        if found and first_only:
+            return found
+    names = {w.rsplit("/", 1)[-1] for w in words} - {f.rsplit("/", 1)[-1] for f in found}
     seen = 0
-    for _folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")]
-        if names.intersection(dirs) or names.intersection(files):
-            return True
+        for name in sorted(names.intersection(dirs) | names.intersection(files)):
+            found.append((Path(folder) / name).relative_to(root).as_posix())
+            if first_only:
+                return found
         seen += len(dirs) + len(files)
         if seen >= WALK_LIMIT:
             break
-    return False
+    return found
 
 
 _IDENTIFIER = re.compile(r"`([^`\s]{2,80})`|\b([A-Za-z_]\w*)(\()?")

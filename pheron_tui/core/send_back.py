@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from pheron_tui.core.intent import code_places, defines
+from pheron_tui.core.intent import code_places, defines, named_entries
 from pheron_tui.core.parsing import ParsedReply
 from pheron_tui.core.task_state import (
     ECHO_MESSAGE,
@@ -24,6 +24,7 @@ from pheron_tui.core.task_state import (
     TaskState,
     failed_check_message,
     parrots,
+    unread_file_message,
     words,
 )
 from pheron_tui.core.tools import LIKELY_MEANT
@@ -71,6 +72,14 @@ async def before_question(
         # of km_to_miles", from the 1.5B model told to fix it and shown the faulty line;
         # "Please run the check again to verify", after its change.
         return sent
+    if parsed.kind == "clarify" and not asks and not state.told_to_read:
+        # A CLARIFY that asks nothing, on a request naming a file never read: "The search
+        # found the definition of average, but it does not provide any information about the
+        # bug", from the 1.5B model shown three lines of calc.py by a search.
+        unread = await asyncio.to_thread(_named_unread, state, workspace)
+        if unread:
+            state.told_to_read = True
+            return SendBack(unread_file_message(unread))
     echoed = state.echoed_note(parsed.text) if parsed.kind != "tool_calls" else None
     if echoed:
         # The note is ours, addressed to the model; handed to the user as an answer or a
@@ -122,6 +131,14 @@ def _work_left(state: TaskState) -> SendBack | None:
     if unchecked := state.unchecked_change():
         state.check_told, state.act_with = True, ("execute",)
         return SendBack(unchecked)
+    return None
+
+
+def _named_unread(state: TaskState, workspace: Path) -> str | None:
+    """The first file the request names that no read_file of this task has read."""
+    for path in named_entries(state.request, workspace):
+        if (workspace / path).is_file() and not state.read_in_full(path):
+            return path
     return None
 
 

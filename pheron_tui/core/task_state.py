@@ -127,6 +127,13 @@ RETRY_MESSAGE = (
     "Your last tool call failed; its result above says why. Do not ask the user yet: correct "
     "the call and try again."
 )
+def unread_file_message(path: str) -> str:
+    return (
+        f"That asks the user nothing, and {path}, the file the request names, has not been "
+        f"read yet. Read it with read_file, then answer from what it holds."
+    )
+
+
 PARROT_MESSAGE = (
     "That repeats the request instead of asking something new. Do not ask: use the tools to "
     "find out, then answer."
@@ -222,6 +229,9 @@ class TaskState:
     run_hint: str = ""
     """How to run what the request says to use (``intent.python_use_hint``), added to the
     notes that say to run it."""
+    told_to_read: bool = False
+    """The model, handing the task back unread, was once told to read the file the request
+    names."""
 
     @property
     def writes_refused(self) -> tuple[str, str] | None:
@@ -338,6 +348,16 @@ class TaskState:
                 return NOTE_ECHO_MESSAGE
             done_since = done_since or step.status == "ok"
         return None
+
+    def read_in_full(self, path: str) -> bool:
+        """Whether a read_file of ``path`` went through in this task."""
+        wanted = path.removeprefix("./")
+        return any(
+            step.tool == "read_file"
+            and step.status == "ok"
+            and str(step.arguments.get("path", "")).removeprefix("./") == wanted
+            for step in self.steps
+        )
 
     def note_outcome(self, key: tuple[str, str], status: ev.CallStatus) -> None:
         """Stop a task that repeats the same failing call, or whose calls keep being denied,

@@ -1206,3 +1206,26 @@ async def test_an_answer_after_a_failure_that_names_the_likely_entry_is_sent_bac
     )
     answered = await missing.orchestrator.submit("What does zzz.md say?")
     assert answered.answer == "zzz.md does not exist."
+
+
+async def test_a_clarify_handing_back_a_question_about_an_unread_file_is_sent_to_read_it(
+    make_agent, workspace
+) -> None:
+    """Shown three lines of calc.py by a search, the 1.5B model said CLARIFY("… it does not
+    provide any information about the bug") without reading the file the request names. It is
+    told once to read it; once read, a CLARIFY that asks nothing goes to the user."""
+    (workspace / "calc.py").write_text("def average(xs):\n    return sum(xs) / (len(xs) - 1)\n")
+    search = 'CALL(search_files) WITH {"pattern": "def average", "path": "."}'
+    read = 'CALL(read_file) WITH {"path": "calc.py"}'
+    gave_up = 'CLARIFY("The search does not show anything about a bug.")'
+    answer = "Yes: it divides by len(xs) - 1 instead of len(xs)."
+    agent = _calls_agent(make_agent, [search], gave_up, read, answer)
+    result = await agent.orchestrator.submit("Is there a bug in average in calc.py? Explain.")
+    assert result.answer == answer
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["search_files", "read_file"]
+    told = [str(r.messages[-1].content) for r in agent.provider.requests if r.purpose == "plan"]
+    assert "calc.py, the file the request names, has not been read yet" in told[2]
+
+    read_first = _calls_agent(make_agent, [read], gave_up, "unused")
+    handed_back = await read_first.orchestrator.submit("Is there a bug in calc.py? Explain.")
+    assert handed_back.answer == "The search does not show anything about a bug."

@@ -11,6 +11,7 @@ from pheron_tui.core.intent import (
     check_command,
     code_places,
     defines,
+    named_entries,
     names_a_workspace_entry,
     names_code_in_workspace,
 )
@@ -114,6 +115,10 @@ def test_only_real_entries_with_file_like_names_count(workspace: Path) -> None:
     assert not names_a_workspace_entry("what is a unit test", workspace)  # a folder named test
     assert not names_a_workspace_entry("what does other.py do?", workspace)  # not here
     assert not names_a_workspace_entry("what is in ../secret.txt", workspace)  # outside
+    assert named_entries("compare notes.md with utils.py and ../secret.txt", workspace) == [
+        "notes.md",
+        "src/pkg/utils.py",
+    ]
 
 
 def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: Path) -> None:
