@@ -123,6 +123,40 @@ def as_read(shown: str, data: bytes, size: int, offset: int = 1, limit: int = RE
     return f"{shown} ({count}):\n{body}{noted}"
 
 
+_READ_HEADING = re.compile(
+    r"^\S[^\n]* \((?:[\d,]+\+? lines?|lines \d+-\d+ of [\d,]+\+?)(?:: [^)\n]*)?\):\n"
+)
+_NUMBERED_LINE = re.compile(r"^( *)(\d{1,9})(?:  (.*))?$")
+_READ_NOTE = re.compile(r"^\[[^\n]*\]$")
+
+
+def without_read_view(text: str, least: int = 2) -> str | None:
+    """The file's own text, when ``text`` is a copy of how ``as_read`` shows a file: its
+    heading ("names.txt (5 lines):") and numbered lines. Asked to sort names.txt, the 1.5B
+    model wrote back what read_file showed it, heading and line numbers included. A copy is
+    numbered lines after the heading or, without it, at least ``least`` numbered exactly
+    as ``as_read`` numbers them; None for anything else."""
+    heading = _READ_HEADING.match(text)
+    body = text[heading.end() :] if heading else text
+    lines = body.rstrip("\n").split("\n")
+    while heading and lines and _READ_NOTE.match(lines[-1]):
+        lines.pop()  # "[line 9 is past the end …]": the view's note, not the file's
+    kept: list[str] = []
+    for line in lines:
+        match = _NUMBERED_LINE.match(line)
+        if match is None:
+            return None
+        pad, number, rest = match.groups()
+        # Without the heading, only the view's exact layout counts: "    1  Maya", not "1  x".
+        # The numbers need not follow one another: sorted, the lines keep theirs.
+        if not heading and len(pad) + len(number) != 5:
+            return None
+        kept.append(rest or "")
+    if len(kept) < (1 if heading else least):
+        return None
+    return "\n".join(kept) + ("\n" if text.endswith("\n") or heading else "")
+
+
 def _has_header_row(shown: str, text: str) -> bool:
     """Whether a CSV or TSV file opens with a header row (the standard library's guess)."""
     if not shown.lower().endswith((".csv", ".tsv")):

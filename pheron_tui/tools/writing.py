@@ -30,7 +30,7 @@ from pheron_tui.tools.path_tool import (
     relative_path,
     seen_as_is,
 )
-from pheron_tui.tools.reading import as_read
+from pheron_tui.tools.reading import as_read, without_read_view
 from pheron_tui.tools.syntax_guard import broken_syntax
 from pheron_tui.tools.write_guard import (
     Overwrite,
@@ -51,8 +51,24 @@ class _TextFileTool(PathTool):
     async def _plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
         """The file's text before and after, or why the call cannot go ahead."""
 
+    text_fields: tuple[str, ...] = ()
+    """The arguments that hold text for the file."""
+    least_numbered = 2
+    """Numbered lines, at least, that make text without a heading a copy of read_file's view:
+    a whole file's text of one such line may be the file's own."""
+
     async def preview(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult | None:
-        return await self._checked_plan(args, ctx)
+        return await self._checked_plan(self.as_meant(args)[0], ctx)
+
+    def as_meant(self, args: Any) -> tuple[Any, bool]:
+        """``args`` with any text copied from read_file's view of a file (heading, line
+        numbers) turned back into the file's own lines; and whether any was."""
+        plain = {
+            name: text
+            for name in self.text_fields
+            if (text := without_read_view(getattr(args, name), self.least_numbered)) is not None
+        }
+        return (args.model_copy(update=plain), True) if plain else (args, False)
 
     async def _checked_plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
         """The plan, unless it would leave a JSON or Python file that reads as one unreadable
@@ -88,6 +104,7 @@ class WriteFile(_TextFileTool):
     path_fields = ("path",)
     options_said = False  # "add a line to notes.txt" asks for append in other words
     values_said = False  # the text is the model's to write
+    text_fields = ("content",)
 
     class Args(StrictArgs):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
@@ -187,6 +204,11 @@ class WriteFile(_TextFileTool):
         return FileChange(shown, text, text + gap + args.content, target)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        args, unviewed = self.as_meant(args)
+        result = await self._run(args, ctx)
+        return _said_unviewed(result) if unviewed else result
+
+    async def _run(self, args: Args, ctx: ToolContext) -> ToolResult:
         plan = await self._checked_plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan
@@ -201,6 +223,17 @@ class WriteFile(_TextFileTool):
             said = f"appended {added} bytes to {plan.path} (now {len(data)} bytes)"
             return ToolResult(ok=True, observation=said)
         return ToolResult(ok=True, observation=f"wrote {len(data)} bytes to {plan.path}")
+
+
+UNVIEWED_NOTE = (
+    "(The heading and line numbers read_file shows are not part of a file: they were left "
+    "out of the text.)"
+)
+
+
+def _said_unviewed(result: ToolResult) -> ToolResult:
+    """``result`` with a note that read_file's heading and line numbers were left out."""
+    return ToolResult(result.ok, f"{result.observation}\n{UNVIEWED_NOTE}")
 
 
 def _text(data: bytes) -> str | None:
@@ -261,6 +294,8 @@ class EditFile(_TextFileTool):
     risk = "write"
     path_fields = ("path",)
     values_said = False  # the new text is the model's to write
+    text_fields = ("old", "new")
+    least_numbered = 1  # one line copied with its number: `old` must occur in the file as is
 
     class Args(StrictArgs):
         path: str = Field(max_length=PATH_CHARS, description="File path, relative to the workspace")
@@ -318,6 +353,11 @@ class EditFile(_TextFileTool):
         return FileChange(shown, text, text.replace(args.old, args.new), target)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        args, unviewed = self.as_meant(args)
+        result = await self._run(args, ctx)
+        return _said_unviewed(result) if unviewed else result
+
+    async def _run(self, args: Args, ctx: ToolContext) -> ToolResult:
         plan = await self._checked_plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan

@@ -849,6 +849,31 @@ async def test_a_whole_file_written_back_as_it_is_is_said_to_change_nothing(
     assert again.ok and names.read_text() == "Maya\nBen\nMaya\nBen\n"  # an addition is one
 
 
+async def test_text_copied_from_read_files_view_is_written_as_the_files_own_lines(
+    workspace: Path,
+) -> None:
+    """Asked to sort names.txt, the 1.5B model wrote back what read_file showed it, heading
+    and line numbers included: the file then held "names.txt (3 lines):" and "    1  Maya"."""
+    names = workspace / "names.txt"
+    names.write_text("Maya\nBen\nAlex\n")
+    shown = (await call(workspace, "read_file", path="names.txt")).observation
+    same = await call(workspace, "write_file", path="names.txt", content=shown, mode="overwrite")
+    assert not same.ok and "already holds exactly this text" in same.observation
+    assert "line numbers read_file shows are not part of a file" in same.observation
+    assert names.read_text() == "Maya\nBen\nAlex\n"
+    sorted_view = "    3  Alex\n    2  Ben\n    1  Maya\n"  # sorted, numbers kept
+    done = await call(
+        workspace, "write_file", path="names.txt", content=sorted_view, mode="overwrite"
+    )
+    assert done.ok and names.read_text() == "Alex\nBen\nMaya\n"
+    edited = await call(workspace, "edit_file", path="names.txt", old="    2  Ben", new="Bo")
+    assert edited.ok and names.read_text() == "Alex\nBo\nMaya\n"
+    # A list numbered otherwise is text of its own.
+    listed = "1  first\n2  second\n"
+    await call(workspace, "write_file", path="steps.txt", content=listed)
+    assert (workspace / "steps.txt").read_text() == listed
+
+
 async def test_code_searched_for_as_written_is_found_as_plain_text(tmp_path: Path) -> None:
     """Shown the line "calc.py:5: def average(numbers):", the 1.5B model searched for it; as
     a regular expression its parentheses are a group and it matched nothing, so the model
