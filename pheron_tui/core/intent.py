@@ -244,6 +244,8 @@ def named_entries(text: str, workspace: Path, *, first_only: bool = False) -> li
 
 
 _IDENTIFIER = re.compile(r"`([^`\s]{2,80})`|\b([A-Za-z_]\w*)(\()?")
+CODE_NOTE_MARKERS = frozenset({"TODO", "FIXME", "XXX", "HACK"})
+"""The notes developers leave in files, named in capitals: they count where they occur."""
 READ_LIMIT = 4_000_000
 """Bytes of workspace text read, at most, to find an identifier the message names."""
 FILE_LIMIT = 256_000
@@ -264,7 +266,9 @@ such as "let the user…" must not read as ``let the``."""
 
 def code_like_words(text: str) -> tuple[set[str], set[str], set[str]]:
     """Words of the message that look like code rather than English: those with an underscore
-    (``MAX_ITEMS``, ``parse_args``), which count where they occur; and those called
+    (``MAX_ITEMS``, ``parse_args``) and the notes of ``CODE_NOTE_MARKERS`` ("Which file has a
+    FIXME note?": the 1.5B model, told nothing, read a Java file it made up), which count
+    where they occur; and those called
     (``average()``) or in backticks, which count only where they are defined (``print()`` is
     everybody's). In a message that speaks of code (``Where is slugify defined?``, ``What
     does total return?``) every other word counts where a definition of it looks like code
@@ -277,7 +281,7 @@ def code_like_words(text: str) -> tuple[set[str], set[str], set[str]]:
         name = (quoted or word).strip("()")
         if not name:
             continue
-        if "_" in name.strip("_") and len(name) >= 3:
+        if ("_" in name.strip("_") and len(name) >= 3) or name in CODE_NOTE_MARKERS:
             occurring.add(name)
         elif quoted or called:
             defined.add(name)

@@ -77,6 +77,8 @@ from pheron_tui.core.task_state import TaskEnded, TaskState, unsummarised_answer
 from pheron_tui.core.tools import ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
+CODE_PLACES_SHOWN = 6
+"""Lines of the code a request names shown before the first step, at most."""
 
 
 @dataclass
@@ -356,13 +358,17 @@ class Orchestrator:
             state.check, state.must_call, state.act_with = check, True, ("execute",)
         named = any(code_like_words(text))  # most requests name none: no walk, no thread
         places = (
-            await asyncio.to_thread(code_places, text, self.settings.workspace) if named else []
+            await asyncio.to_thread(
+                code_places, text, self.settings.workspace, most=CODE_PLACES_SHOWN + 1
+            )
+            if named
+            else []
         )
         if places:
-            found = [(p.path, p.line, p.text) for p in places]
-            self._remember(
-                Message(role="user", content=code_places_note(found, self.provider.special_tokens))
-            )
+            found = [(p.path, p.line, p.text) for p in places[:CODE_PLACES_SHOWN]]
+            more = len(places) > CODE_PLACES_SHOWN
+            note = code_places_note(found, self.provider.special_tokens, more=more)
+            self._remember(Message(role="user", content=note))
         return await self._run_task(turn_id, state)
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:

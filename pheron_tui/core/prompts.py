@@ -254,13 +254,15 @@ def observation_message(tool: str, observation: str, special_tokens: Sequence[st
 
 
 def code_places_note(
-    places: Sequence[tuple[str, int, str]], special_tokens: Sequence[str] = ()
+    places: Sequence[tuple[str, int, str]], special_tokens: Sequence[str] = (), more: bool = False
 ) -> str:
     """What the agent found, before the first step, of the code a request names: each line as
     ``path:line: text`` (search_files' form), as data. Asked "What is the value of TIMEOUT_S?",
     the 1.5B model ran ``echo $TIMEOUT_S`` and said 60; the constant was in config.py."""
     lines = "\n".join(f"{path}:{line}: {text}" for path, line, text in places)
+    # Shown six TODO lines of many, a small model asked how many there are would say six.
+    first = f"the first {len(places)} of more lines; " if more else ""
     return (
         "Where the names in my request occur in this folder (found by a search before you "
-        f"start; read the files for more):\n{defuse(lines, special_tokens)}"
+        f"start; {first}read the files for more):\n{defuse(lines, special_tokens)}"
     )

@@ -370,6 +370,31 @@ async def test_a_task_is_told_where_the_code_it_names_is(make_agent, workspace) 
     assert plan.messages[-1].content == "List the files here."
 
 
+async def test_a_code_note_named_in_capitals_is_looked_for_and_many_said_to_be_more(
+    make_agent, workspace
+) -> None:
+    """Asked "Which file has a FIXME note?", the 1.5B model read a Java file it made up. A
+    note marker in capitals counts where it occurs; shown six of more lines, the model is told
+    there are more (asked how many, it would count what it was shown)."""
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "usage.md").write_text("# Usage\n\nFIXME: document km_to_miles\n")
+    (workspace / "notes.md").write_text("".join(f"- TODO: item {n}\n" for n in range(8)))
+    agent = make_agent(classify=["task"], plan=["docs/usage.md."], critic=["PASS: ok"])
+    await agent.orchestrator.submit("Which file has a FIXME note, and what does it say?")
+    plan = next(r for r in agent.provider.requests if r.purpose == "plan")
+    note = str(plan.messages[-1].content)
+    assert "docs/usage.md:3: FIXME: document km_to_miles" in note and "of more" not in note
+    counted = make_agent(classify=["task"], plan=["8."], critic=["PASS: ok"])
+    await counted.orchestrator.submit("How many TODO items are in notes.md?")
+    plan = next(r for r in counted.provider.requests if r.purpose == "plan")
+    note = str(plan.messages[-1].content)
+    assert "the first 6 of more lines" in note and note.count("TODO: item") == 6
+    plain = make_agent(classify=["task"], plan=["None."], critic=["PASS: ok"])
+    await plain.orchestrator.submit("Is there anything left to do in notes.md?")
+    plan = next(r for r in plain.provider.requests if r.purpose == "plan")
+    assert "occur in this folder" not in str(plan.messages[-1].content)
+
+
 async def test_an_order_whose_write_failed_is_sent_back_once(make_agent, workspace) -> None:
     """Told to add a line to config.py, the 1.5B model appended blind, was shown the file
     (nothing written: it had not read it) and answered "DEBUG = False". An answer to an order
