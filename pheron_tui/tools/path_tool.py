@@ -131,9 +131,11 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
         # Told to delete every .log file, the 1.5B model called delete_path(".log"), twice.
         found = await asyncio.to_thread(same_name, ctx, pattern, limit=20)
         if found:
+            # Told only which files match, it made the same call again: the way is said.
             return (
-                f"{shown} does not exist: a path names one file. The files matching "
-                f"{pattern!r} here: {', '.join(found)}"
+                f"{shown} does not exist: a path names one file;{LIKELY_MEANT}{found[0]}? "
+                f"Make one call for each of the files matching {pattern!r} here: "
+                f"{', '.join(found)}"
             )
     found = await asyncio.to_thread(same_name, ctx, path.name)
     if found:

@@ -829,7 +829,10 @@ async def test_a_missing_path_that_is_a_pattern_is_answered_with_the_files_it_ma
     for given in (".log", "*.log"):
         missing = await call(workspace, "delete_path", path=given)
         assert not missing.ok and "a path names one file" in missing.observation
-        assert "app.log, sub/old.log" in missing.observation
+        assert "one call for each of the files matching '*.log' here: app.log, sub/old.log" in (
+            missing.observation
+        )
+        assert "did you mean app.log?" in missing.observation  # an answer now is sent back
     assert (workspace / "app.log").exists()
 
 
