@@ -10,6 +10,7 @@ in the order the model will read them.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import logging
@@ -23,6 +24,7 @@ from pheron_tui.core.call_format import CallFormat, FirstStep
 from pheron_tui.core.call_order import CallOrder
 from pheron_tui.core.critic import Step
 from pheron_tui.core.execution import ToolExecutor
+from pheron_tui.core.fix_target import off_target
 from pheron_tui.core.grounding import guessed_values, without_unasked
 from pheron_tui.core.messages import Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall
@@ -87,6 +89,21 @@ class CallRunner:
                 call.arguments.keys() - asked.keys(),
             )
         return asked
+
+    async def _off_target(
+        self, state: TaskState, key: tuple[str, str], call: PreparedCall
+    ) -> tuple[str, str] | None:
+        """(why, by what) an edit is held back once: made to pass a failing check, it changes a
+        function the check's output does not name, beside one it does (``fix_target``)."""
+        failing = state.failing_check()
+        if failing is None or key in state.held_off_target:
+            return None
+        workspace = self.executor.settings.workspace
+        found = await asyncio.to_thread(off_target, call.arguments, failing, workspace)
+        if found is None:
+            return None
+        state.held_off_target.add(key)
+        return found.note(str(call.arguments["path"])), "fix check"
 
     def _guessed(self, call: PreparedCall, said: str, start: FirstStep) -> list[float | str]:
         """The values ``call`` needs that ``said`` does not give, judged as closely as ``start``
@@ -235,6 +252,8 @@ class CallRunner:
             # Several calls in one reply: a change written before an earlier call's result
             # was seen is a guess at it (call_order). Shown, not run; the model sees first.
             withheld = (waits, "order check")
+        if withheld is None and item.tool.name == "edit_file":
+            withheld = await self._off_target(state, key, item)
         guessed = self._guessed(item, said, start) if start else []
         if guessed:
             # Made to call with no tool that fits, a small model calls the nearest one with

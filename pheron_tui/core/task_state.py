@@ -229,6 +229,9 @@ class TaskState:
     run_hint: str = ""
     """How to run what the request says to use (``intent.python_use_hint``), added to the
     notes that say to run it."""
+    held_off_target: set[tuple[str, str]] = field(default_factory=set)
+    """Edits held back once for changing a function the failing check does not name
+    (``fix_target``)."""
     told_to_read: bool = False
     """The model, handing the task back unread, was once told to read the file the request
     names."""
@@ -348,6 +351,14 @@ class TaskState:
                 return NOTE_ECHO_MESSAGE
             done_since = done_since or step.status == "ok"
         return None
+
+    def failing_check(self) -> str | None:
+        """The output of the last command run, when the request names a check and that
+        command failed: what a fix should change."""
+        if not self.check:
+            return None
+        ran = [step for step in self.steps if step.risk == "execute"]
+        return ran[-1].output if ran and ran[-1].status == "failed" else None
 
     def read_in_full(self, path: str) -> bool:
         """Whether a read_file of ``path`` went through in this task."""

@@ -1229,3 +1229,31 @@ async def test_a_clarify_handing_back_a_question_about_an_unread_file_is_sent_to
     read_first = _calls_agent(make_agent, [read], gave_up, "unused")
     handed_back = await read_first.orchestrator.submit("Is there a bug in calc.py? Explain.")
     assert handed_back.answer == "The search does not show anything about a bug."
+
+
+async def test_a_fix_to_a_function_the_failing_check_does_not_name_is_held_once(
+    make_agent, workspace
+) -> None:
+    """Told to make test_units.py pass, its output naming km_to_miles, the 1.5B model edited
+    miles_to_km, the function above it. Such an edit is held back once, naming the function
+    the check fails in; an edit there runs, and the same edit made again goes ahead."""
+    units = "def miles_to_km(m):\n    return m * 1.6\n\n\ndef km_to_miles(k):\n    return k * 1.6\n"
+    (workspace / "units.py").write_text(units)
+    (workspace / "check.py").write_text("from units import km_to_miles\nassert km_to_miles(16) == 10\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    wrong = 'CALL(edit_file) WITH {"path": "units.py", "old": "return m * 1.6", "new": "return m"}'
+    right = 'CALL(edit_file) WITH {"path": "units.py", "old": "return k * 1.6", "new": "return k / 1.6"}'
+    agent = _calls_agent(make_agent, [run], wrong, right, run, "Fixed; it passes.")
+    result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
+    assert result.answer == "Fixed; it passes."
+    [held] = [e for e in agent.of("ToolCallDecided") if e.decision != "auto_approved"]
+    assert held.by == "fix check"
+    told = [str(r.messages[-1].content) for r in agent.provider.requests if r.purpose == "plan"]
+    assert "the check fails in km_to_miles (units.py:5)" in told[2]
+    assert (workspace / "units.py").read_text().endswith("return k / 1.6\n")
+    assert "return m * 1.6" in (workspace / "units.py").read_text()
+
+    (workspace / "units.py").write_text(units)
+    insisting = _calls_agent(make_agent, [run], wrong, wrong, "Changed miles_to_km.")
+    await insisting.orchestrator.submit("Make `python3 check.py` pass.")
+    assert "return m\n" in (workspace / "units.py").read_text()  # made again: it goes ahead
