@@ -6,9 +6,10 @@ sees the request, every tool call in a fixed form (arguments, succeeded / FAILED
 with a line naming the changes that succeeded, and the final answer.
 
 Where the provider can score, the critic first states what the request asks and what the
-results show, in a sentence or two, then the verdict is the higher-scored of PASS and FAIL after
-it: a small model judging from one token, with no room to look, contradicts its own reason ("the
-file was moved … FAIL"); judging after it has said what it saw, it mostly agrees with it.
+results show, in a sentence or two, then the verdict is scored after it (PASS from a share of
+``PASS_SHARE``): a small model judging from one token, with no room to look, contradicts its
+own reason ("the file was moved … FAIL"); judging after it has said what it saw, it mostly
+agrees with it.
 A FAIL then says, in a sentence, what is wrong or missing. Elsewhere one reply gives verdict
 and reason.
 
@@ -19,6 +20,7 @@ or was refused is not done, whatever the answer says.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +40,12 @@ from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 
 Verdict = Literal["PASS", "FAIL"]
 CRITIC_MAX_TOKENS = 96
+PASS_SHARE = 0.3
+"""The share of PASS (of PASS and FAIL, by their scores) at which the verdict is PASS. After
+its assessment the 1.5B model leans to FAIL: replayed on 125 logged tasks (everyday, third
+and held-out sets), an even split agreed with the checks on 97, no better than passing all
+(96); PASS from a share of 0.3 agreed on 109. Chosen on the everyday and third sets (79 to
+86 of 98), it held on the held-out ones (18 to 23 of 27). bench/critic_replay.py measures it."""
 MAX_ARGUMENTS_SHOWN = 600
 NOTHING_CHANGED = (
     "Nothing was changed: every call that would have changed a file failed or was not run, "
@@ -134,6 +142,13 @@ def critic_user(
     return f"Request:\n{request}\n\nWhat the agent did:\n{done}\n\nFinal answer:\n{answer}"
 
 
+def pass_share(passed: float, failed: float) -> float:
+    """PASS's share of the two, from their log-probabilities; even when neither was scored."""
+    if math.isinf(passed) and math.isinf(failed) and passed < 0 and failed < 0:
+        return 0.5
+    return 1 / (1 + math.exp(min(failed - passed, 700.0)))
+
+
 def first_sentences(text: str, limit: int = 2) -> str:
     """Up to ``limit`` whole sentences of the first paragraph: a reason cut off by the token
     limit ends at its last full stop, not mid-word."""
@@ -211,7 +226,7 @@ class CriticAgent:
             # A server without logprobs: ask for the verdict in words.
             review = self._parsed(await self.generate(verdict_request))
             return Review(review.verdict, check or review.reason, auto=False)
-        if scores["PASS"] >= scores["FAIL"]:
+        if pass_share(scores["PASS"], scores["FAIL"]) >= PASS_SHARE:
             return Review("PASS", check or "(no reason given)", auto=False)
         # What was asked and done does not say what is wrong; a FAIL must, to be acted on.
         why_request = verdict_request.model_copy(

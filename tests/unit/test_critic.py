@@ -155,3 +155,30 @@ async def test_a_refused_write_then_a_command_that_worked_is_judged_by_the_model
     failed_command = Step("shell_exec", {"command": "make"}, "execute", "failed", "exit 2")
     assert "1. shell_exec" in critic_user("build", [failed_command], "x")
     assert "changed nothing" not in critic_user("build", [failed_command], "x")
+
+
+class _FixedScores(_ScoringScript):
+    def __init__(self, critic: list[str], passed: float, failed: float) -> None:
+        super().__init__(critic)
+        self.fixed = {"PASS": passed, "FAIL": failed}
+
+    async def score_choices(
+        self, request: CompletionRequest, options: Sequence[str]
+    ) -> dict[str, float]:
+        return self.fixed
+
+
+async def test_a_pass_scored_below_fail_but_not_far_below_is_a_pass() -> None:
+    """After its assessment the 1.5B critic leans to FAIL: an even split agreed with the
+    checks no more often than passing everything. PASS stands from a share of 0.3."""
+    step = Step("move_path", {"source": "a", "destination": "b"}, "write", "ok", "moved a to b")
+    leaning = _FixedScores(["The file was renamed."], passed=-1.5, failed=-0.8)  # share 0.33
+    review = await CriticAgent(leaning, lambda r: _generate(leaning, r)).review(
+        "Rename a to b", "Done", [step]
+    )
+    assert review.verdict == "PASS"
+    sure = _FixedScores(["The file was renamed.", "Nothing was renamed."], -2.5, -0.5)
+    review = await CriticAgent(sure, lambda r: _generate(sure, r)).review(
+        "Rename a to b", "Done", [step]
+    )
+    assert (review.verdict, review.reason) == ("FAIL", "Nothing was renamed.")
