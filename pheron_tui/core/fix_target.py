@@ -38,9 +38,7 @@ class OffTarget:
         )
 
 
-def off_target(
-    arguments: dict[str, Any], failing_output: str, workspace: Path
-) -> OffTarget | None:
+def off_target(arguments: dict[str, Any], failing_output: str, workspace: Path) -> OffTarget | None:
     """For an edit_file call (``arguments``): the function it changes and the failing one it
     should change instead, when they differ as the module says; else None."""
     raw, old = arguments.get("path"), arguments.get("old")

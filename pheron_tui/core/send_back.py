@@ -137,7 +137,7 @@ def _work_left(state: TaskState) -> SendBack | None:
 def _named_unread(state: TaskState, workspace: Path) -> str | None:
     """The first file the request names that no read_file of this task has read."""
     for path in named_entries(state.request, workspace):
-        if (workspace / path).is_file() and not state.read_in_full(path):
+        if (workspace / path).is_file() and not state.has_read(path):
             return path
     return None
 

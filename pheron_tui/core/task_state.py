@@ -127,6 +127,8 @@ RETRY_MESSAGE = (
     "Your last tool call failed; its result above says why. Do not ask the user yet: correct "
     "the call and try again."
 )
+
+
 def unread_file_message(path: str) -> str:
     return (
         f"That asks the user nothing, and {path}, the file the request names, has not been "
@@ -360,7 +362,7 @@ class TaskState:
         ran = [step for step in self.steps if step.risk == "execute"]
         return ran[-1].output if ran and ran[-1].status == "failed" else None
 
-    def read_in_full(self, path: str) -> bool:
+    def has_read(self, path: str) -> bool:
         """Whether a read_file of ``path`` went through in this task."""
         wanted = path.removeprefix("./")
         return any(

@@ -1239,7 +1239,9 @@ async def test_a_fix_to_a_function_the_failing_check_does_not_name_is_held_once(
     the check fails in; an edit there runs, and the same edit made again goes ahead."""
     units = "def miles_to_km(m):\n    return m * 1.6\n\n\ndef km_to_miles(k):\n    return k * 1.6\n"
     (workspace / "units.py").write_text(units)
-    (workspace / "check.py").write_text("from units import km_to_miles\nassert km_to_miles(16) == 10\n")
+    (workspace / "check.py").write_text(
+        "from units import km_to_miles\nassert km_to_miles(16) == 10\n"
+    )
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     wrong = 'CALL(edit_file) WITH {"path": "units.py", "old": "return m * 1.6", "new": "return m"}'
     right = 'CALL(edit_file) WITH {"path": "units.py", "old": "return k * 1.6", "new": "return k / 1.6"}'
