@@ -20,8 +20,8 @@ from pheron_tui.tools.write_guard import JSON_SUFFIXES, PYTHON_SUFFIXES
 
 
 def broken_syntax(path: str, before: str, after: str) -> str | None:
-    """Why ``after`` no longer reads as the kind of file ``path`` names, when ``before`` did;
-    else None."""
+    """Why ``after`` no longer reads as the kind of file ``path`` names, when ``before`` did,
+    in whole sentences; else None."""
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in JSON_SUFFIXES:
         read = _json_error
@@ -35,7 +35,8 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
         return None
     error = read(after)
     if error is not None:
-        return f"after this change it would not be valid {kind} ({error})"
+        why, line = error
+        return f"after this change it would not be valid {kind} ({why}).{_around(after, line)}"
     return _newly_undefined(before, after) if kind == "Python" else None
 
 
@@ -56,7 +57,7 @@ def _newly_undefined(before: str, after: str) -> str | None:
             )
             return (
                 f"{function}() would read `{name}` (line {line}), which it does not define "
-                f"and the module does not either{meant} Check that `old` is the text to change"
+                f"and the module does not either{meant} Check that `old` is the text to change."
             )
     return None
 
@@ -184,23 +185,34 @@ def _bound(scope: ast.AST) -> set[str] | None:
     return names
 
 
-def _json_error(text: str) -> str | None:
+def _around(text: str, line: int | None) -> str:
+    """The lines around ``line`` as the change would leave them, numbered as read_file shows
+    them: told only "line 2: unexpected indent", the 1.5B model made the same edit again."""
+    if not line:
+        return ""
+    lines = text.splitlines()
+    low, high = max(line - 3, 0), min(line + 1, len(lines))
+    shown = "\n".join(f"{n + 1:>5}  {lines[n][:200]}" for n in range(low, high))
+    return f" Those lines would read:\n{shown}" if shown else ""
+
+
+def _json_error(text: str) -> tuple[str, int | None] | None:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"line {exc.lineno}: {exc.msg}"
+        return f"line {exc.lineno}: {exc.msg}", exc.lineno
     except (ValueError, RecursionError):
-        return "it cannot be read"
+        return "it cannot be read", None
     return None
 
 
-def _python_error(text: str) -> str | None:
+def _python_error(text: str) -> tuple[str, int | None] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours
             ast.parse(text)
     except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}"
+        return f"line {exc.lineno}: {exc.msg}", exc.lineno
     except (ValueError, RecursionError, MemoryError):
-        return "it cannot be read"
+        return "it cannot be read", None
     return None

@@ -82,7 +82,7 @@ class _TextFileTool(PathTool):
             return plan
         return ToolResult(
             ok=False,
-            observation=f"{plan.path} is unchanged: {why}. Correct the call: the lines you "
+            observation=f"{plan.path} is unchanged: {why}\nCorrect the call: the lines you "
             "write must fit the ones around them.",
         )
 

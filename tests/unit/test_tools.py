@@ -721,6 +721,9 @@ async def test_a_change_that_breaks_a_json_or_python_file_is_not_made(workspace:
     for _ in range(2):
         held = await call(workspace, "edit_file", **bad)
         assert not held.ok and "would not be valid Python (line 3" in held.observation
+        assert "Those lines would read:\n    1  def f():\n    2    return 1\n    3      x" in (
+            held.observation
+        )
         assert code.read_text() == "def f():\n    return 1\n"
     same = await call(workspace, "edit_file", path="m.py", old="return 1", new="return 1")
     assert not same.ok and "the same text" in same.observation
