@@ -58,7 +58,10 @@ class _TextFileTool(PathTool):
     a whole file's text of one such line may be the file's own."""
 
     async def preview(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult | None:
-        return await self._checked_plan(self.as_meant(args)[0], ctx)
+        args, unviewed = self.as_meant(args)
+        plan = await self._checked_plan(args, ctx)
+        # A refusal here is the call's result (it fails without an approval card).
+        return _said_unviewed(plan) if unviewed and isinstance(plan, ToolResult) else plan
 
     def as_meant(self, args: Any) -> tuple[Any, bool]:
         """``args`` with any text copied from read_file's view of a file (heading, line

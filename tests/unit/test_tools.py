@@ -867,6 +867,13 @@ async def test_text_copied_from_read_files_view_is_written_as_the_files_own_line
     assert not same.ok and "already holds exactly this text" in same.observation
     assert "line numbers read_file shows are not part of a file" in same.observation
     assert names.read_text() == "Maya\nBen\nAlex\n"
+    # Refused at its preview, the call fails there, with no card: the note is said there too.
+    prepared = default_registry().prepare(
+        "write_file", {"path": "names.txt", "content": shown, "mode": "overwrite"}
+    )
+    context = ToolContext(workspace=workspace, seen=_SEEN[workspace], warned=_WARNED[workspace])
+    previewed = await prepared.tool.preview(prepared.args, context)
+    assert "line numbers read_file shows are not part of a file" in previewed.observation
     sorted_view = "    3  Alex\n    2  Ben\n    1  Maya\n"  # sorted, numbers kept
     done = await call(
         workspace, "write_file", path="names.txt", content=sorted_view, mode="overwrite"
