@@ -13,8 +13,9 @@ agrees with it.
 A FAIL then says, in a sentence, what is wrong or missing. Elsewhere one reply gives verdict
 and reason.
 
-One verdict needs no model: a request to change something whose every attempted change failed
-or was refused is not done, whatever the answer says.
+Two verdicts need no model: a request to change something whose every attempted change failed
+or was refused is not done, whatever the answer says; nor is a request that names a check that
+must pass (``intent.check_command``) whose last run of it failed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pheron_tui.core.events import CallStatus, Risk
+from pheron_tui.core.intent import check_command
 from pheron_tui.core.messages import CompletionRequest, Message
 from pheron_tui.core.prompts import (
     CRITIC_ASSESS,
@@ -51,6 +53,8 @@ NOTHING_CHANGED = (
     "Nothing was changed: every call that would have changed a file failed or was not run, "
     "and no command ran."
 )
+
+CHECK_STILL_FAILS = "The check the request says must pass, `{check}`, failed when it last ran."
 
 _VERDICT_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b\W*(.*)", re.IGNORECASE | re.DOTALL)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -149,6 +153,16 @@ def pass_share(passed: float, failed: float) -> float:
     return 1 / (1 + math.exp(min(failed - passed, 700.0)))
 
 
+def _last_run_failed(check: str, steps: Sequence[Step]) -> bool:
+    """Whether the last command run that runs ``check`` failed."""
+    runs = [
+        step
+        for step in steps
+        if step.risk == "execute" and check in str(step.arguments.get("command", ""))
+    ]
+    return bool(runs) and runs[-1].status == "failed"
+
+
 def first_sentences(text: str, limit: int = 2) -> str:
     """Up to ``limit`` whole sentences of the first paragraph: a reason cut off by the token
     limit ends at its last full stop, not mid-word."""
@@ -202,6 +216,10 @@ class CriticAgent:
         changed = any(step.risk != "read" and step.status == "ok" for step in steps)
         if tried_to_change and not changed and not question_only:
             return Review("FAIL", NOTHING_CHANGED, auto=True)
+        if (check := check_command(request_text)) and _last_run_failed(check, steps):
+            # The 1.5B model renamed the failing function, saw the check fail on the import,
+            # and answered that it passed; its critic, shown the failure, said PASS.
+            return Review("FAIL", CHECK_STILL_FAILS.format(check=check), auto=True)
         task = critic_user(request_text, steps, answer, self.provider.special_tokens)
         if isinstance(self.provider, ChoiceScorer):
             return await self._checked_review(self.provider, task)

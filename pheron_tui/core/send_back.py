@@ -52,7 +52,7 @@ async def before_question(
     if parsed.kind != "tool_calls" and state.only_reports_check():
         # Sent to "read the code it points to", the 1.5B model read the check itself: where the
         # functions its output calls are defined is said.
-        failing = state.steps[-1].output
+        failing = state.failing_check() or ""
         places = await asyncio.to_thread(code_places, failing, workspace)
         defined = [f"{p.path}:{p.line}" for p in places if defines(p)]
         state.tell_to_fix()

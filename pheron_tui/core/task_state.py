@@ -313,19 +313,23 @@ class TaskState:
         return unchecked_change_message(self.check) if changed and not checked else None
 
     def only_reports_check(self) -> bool:
-        """Whether an answer, or a question, now comes right after the check the request
-        names failed (``check``; ``failed_check_message`` says what to do instead). Once for
-        each failure: the 1.5B model ran the check, then asked the user to fix what it
-        printed; told to correct its call, it ran the same check again."""
-        if not (self.check and self.steps and self.last_failed):
+        """Whether an answer, or a question, now comes while the check the request names
+        still fails, nothing written since it ran (``check``; ``failed_check_message`` says
+        what to do instead). Once for each failure: the 1.5B model ran the check, then asked
+        the user to fix what it printed (told to correct its call, it ran the same check
+        again); or ran it, read two files and answered that it passed."""
+        failing = self.failing_check()
+        if failing is None or failing in self.checks_reported:
             return False
-        last = self.steps[-1]
-        return last.risk == "execute" and last.output not in self.checks_reported
+        last_run = max(i for i, step in enumerate(self.steps) if step.risk == "execute")
+        return not any(
+            step.risk == "write" and step.status == "ok" for step in self.steps[last_run:]
+        )
 
     def tell_to_fix(self) -> None:
         """The check's failure was reported back (``only_reports_check``): the next step must
         call, a tool that reads or writes (running the check again tells nothing new)."""
-        self.checks_reported.add(self.steps[-1].output)
+        self.checks_reported.add(self.failing_check() or "")
         self.must_call, self.act_with = True, ("read", "write")
 
     def tell_to_act(self, undone: str) -> None:

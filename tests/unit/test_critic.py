@@ -182,3 +182,23 @@ async def test_a_pass_scored_below_fail_but_not_far_below_is_a_pass() -> None:
         "Rename a to b", "Done", [step]
     )
     assert (review.verdict, review.reason) == ("FAIL", "Nothing was renamed.")
+
+
+async def test_a_check_the_request_names_that_failed_last_fails_without_asking_the_model() -> None:
+    """The 1.5B model renamed the failing function, saw the check fail on the import and
+    answered that it passed; its critic, shown the failure, said PASS."""
+    provider = _FixedScores(["It was fixed.", "It was fixed."], passed=-0.1, failed=-3.0)
+    critic = CriticAgent(provider, lambda r: _generate(provider, r))
+    run = {"command": "python3 check.py"}
+    edit = Step("edit_file", {"path": "u.py", "old": "a", "new": "b"}, "write", "ok", "edited")
+    failed = Step("shell_exec", run, "execute", "failed", "exit code 1\nImportError")
+    passed = Step("shell_exec", run, "execute", "ok", "exit code 0")
+    request = "Make `python3 check.py` pass."
+    review = await critic.review(request, "It passes now.", [failed, edit, failed])
+    assert (review.verdict, review.auto) == ("FAIL", True)
+    assert "`python3 check.py`, failed when it last ran" in review.reason
+    review = await critic.review(request, "It passes now.", [failed, edit, passed])
+    assert (review.verdict, review.auto) == ("PASS", False)
+    other = Step("shell_exec", {"command": "ls"}, "execute", "failed", "exit code 2")
+    review = await critic.review(request, "It passes now.", [failed, edit, passed, other])
+    assert not review.auto  # another command failing is for the model to judge

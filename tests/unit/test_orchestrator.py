@@ -1259,3 +1259,22 @@ async def test_a_fix_to_a_function_the_failing_check_does_not_name_is_held_once(
     insisting = _calls_agent(make_agent, [run], wrong, wrong, "Changed miles_to_km.")
     await insisting.orchestrator.submit("Make `python3 check.py` pass.")
     assert "return m\n" in (workspace / "units.py").read_text()  # made again: it goes ahead
+
+
+async def test_an_answer_while_the_named_check_still_fails_is_sent_back_once(
+    make_agent, workspace
+) -> None:
+    """The 1.5B model's change broke the check's import; it read two files and answered that
+    the check passed. With nothing written since the check last failed, the answer is sent
+    back once, saying where what the check calls is defined."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    read = 'CALL(read_file) WITH {"path": "check.py"}'
+    fix = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    agent = _calls_agent(make_agent, [run], read, "It passes now.", fix, run, "Fixed.")
+    result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
+    assert result.answer == "Fixed."
+    told = [str(r.messages[-1].content) for r in agent.provider.requests if r.purpose == "plan"]
+    assert "What it calls is defined at shop.py:1" in told[3]
+    assert "sum(items)" in (workspace / "shop.py").read_text()
