@@ -341,9 +341,16 @@ class EditFile(_TextFileTool):
                 "write in `new` what the text should become",
             )
         if count == 0:
-            return ToolResult(
-                ok=False, observation=f"`old` does not occur in {shown}; it must occur exactly once"
-            )
+            said = f"`old` does not occur in {shown}; it must occur exactly once"
+            if args.new.strip() and text.count(args.new) == 1:
+                # Shown the faulty line and told to change it, the 1.5B model wrote the fix
+                # as `old` and the faulty line as `new`, three times.
+                line = text.count("\n", 0, text.index(args.new)) + 1
+                said += (
+                    f". `new` does (line {line}): were they swapped? `old` is the text as the "
+                    "file has it now, `new` what it should become"
+                )
+            return ToolResult(ok=False, observation=said)
         if count > 1:
             # Where each one is, so the model can take in a neighbouring line to pick one.
             lines = _occurrence_lines(text, args.old)

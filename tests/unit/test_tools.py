@@ -216,6 +216,10 @@ async def test_write_and_edit_file(workspace: Path) -> None:
     assert (workspace / "new" / "c.txt").read_text() == "one three"
     missing = await call(workspace, "edit_file", path="new/c.txt", old="zzz", new="y")
     assert not missing.ok and "does not occur" in missing.observation
+    assert "swapped" not in missing.observation
+    # The fix written as `old`, the faulty text as `new` (the 1.5B model, three times).
+    swapped = await call(workspace, "edit_file", path="new/c.txt", old="one four", new="one three")
+    assert "`new` does (line 1): were they swapped?" in swapped.observation
     (workspace / "d.py").write_text("x = f(1)\ny = 2\nz = f(1)\n")
     twice = await call(workspace, "edit_file", path="d.py", old="f(1)", new="f(2)")
     assert not twice.ok and "occurs 2 times in d.py (lines 1, 3)" in twice.observation
