@@ -16,6 +16,7 @@ from pheron_tui.tools.files import (
     resolve_path,
     write_atomic,
 )
+from pheron_tui.tools.import_guard import lost_import, warning_key
 from pheron_tui.tools.path_tool import (
     MAX_EDIT_BYTES,
     PATH_CHARS,
@@ -82,12 +83,25 @@ class _TextFileTool(PathTool):
         # Parsing a big file takes a while: not on the event loop.
         why = await asyncio.to_thread(broken_syntax, plan.path, plan.before, plan.after)
         if why is None:
-            return plan
+            return await self._imports_kept(plan, ctx)
         return ToolResult(
             ok=False,
             observation=f"{plan.path} is unchanged: {why}\nCorrect the call: the lines you "
             "write must fit the ones around them.",
         )
+
+    async def _imports_kept(self, plan: FileChange, ctx: ToolContext) -> FileChange | ToolResult:
+        """The plan, unless it takes away a name another file imports (``import_guard``):
+        held back once."""
+        assert plan.before is not None
+        lost = await asyncio.to_thread(
+            lost_import, ctx.workspace, plan.write_path, plan.before, plan.after
+        )
+        key = warning_key(plan.write_path, plan.after)
+        if lost is None or key in ctx.warned:
+            return plan
+        ctx.warned.add(key)
+        return ToolResult(ok=False, observation=f"{plan.path} is unchanged: {lost}.")
 
     def touches(self, args: Any) -> list[str]:
         return [args.path]

@@ -891,6 +891,28 @@ async def test_text_copied_from_read_files_view_is_written_as_the_files_own_line
     assert (workspace / "steps.txt").read_text() == listed
 
 
+async def test_an_edit_that_takes_away_a_name_another_file_imports_is_held_once(
+    workspace: Path,
+) -> None:
+    """Told to make test_units.py pass, the 1.5B model renamed km_to_miles to
+    km_to_miles_corrected; the check then failed on its import."""
+    units = workspace / "units.py"
+    units.write_text("def km_to_miles(km):\n    return km * 1.6\n")
+    (workspace / "test_units.py").write_text("from units import km_to_miles\n")
+    rename = {"path": "units.py", "old": "def km_to_miles(", "new": "def km_to_miles_fixed("}
+    held = await call(workspace, "edit_file", **rename)
+    assert not held.ok and "would no longer define km_to_miles, which test_units.py uses" in (
+        held.observation
+    )
+    assert units.read_text() == "def km_to_miles(km):\n    return km * 1.6\n"
+    body = await call(workspace, "edit_file", path="units.py", old="km * 1.6", new="km / 1.6")
+    assert body.ok
+    (workspace / "app.py").write_text("import units\nprint(units.km_to_miles(2))\n")
+    held = await call(workspace, "edit_file", **rename)
+    assert not held.ok and "which app.py uses (line 2)" in held.observation
+    assert (await call(workspace, "edit_file", **rename)).ok  # made again: a rename meant
+
+
 async def test_code_searched_for_as_written_is_found_as_plain_text(tmp_path: Path) -> None:
     """Shown the line "calc.py:5: def average(numbers):", the 1.5B model searched for it; as
     a regular expression its parentheses are a group and it matched nothing, so the model
