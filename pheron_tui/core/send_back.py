@@ -58,9 +58,9 @@ async def before_question(
         state.tell_to_fix()
         return SendBack(failed_check_message(state.check, defined[:3]))
     # Small models give up after a failed call and "ask" the user, even when the result names
-    # the fix ("files with that name here: config.py"): they are told to correct the call
-    # instead. A real question, once per task; a CLARIFY that only says what failed, once for
-    # each different failure (a fix that uncovers the next failing test).
+    # the fix ("did you mean config.py?"): they are told to correct the call instead. A real
+    # question, once per task; a CLARIFY that only says what failed, once for each different
+    # failure (a fix that uncovers the next failing test).
     failure = _last_failure(state)
     retry = failure and ("a question" if parsed.text.rstrip().endswith("?") else failure)
     if parsed.kind == "clarify" and retry and retry not in state.retried_after:

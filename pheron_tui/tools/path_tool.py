@@ -139,7 +139,13 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
             )
     found = await asyncio.to_thread(same_name, ctx, path.name)
     if found:
-        return f"{shown} does not exist; files with that name here: {', '.join(found)}"
+        # Named as the likely entry, so an answer right after it is sent back to correct the
+        # call: told only where test_units.py is, the 1.5B model answered "test_units.py is
+        # the correct file to test".
+        return (
+            f"{shown} does not exist;{LIKELY_MEANT}{found[0]}? Files with that name here: "
+            f"{', '.join(found)}"
+        )
     nearby = await asyncio.to_thread(nearest_folder, ctx, path)
     if nearby is None:
         return f"{shown} does not exist"

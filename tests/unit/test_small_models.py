@@ -202,7 +202,7 @@ async def test_a_question_right_after_a_failed_call_is_sent_back_once(make_agent
     result = await agent.orchestrator.submit("what does main.py print?")
     assert result.answer == "It prints hello."
     last_messages = [r.messages[-1].content for r in agent.provider.requests]
-    assert any("files with that name here: main.py" in m for m in last_messages)
+    assert any("Files with that name here: main.py" in m for m in last_messages)
     assert sum("Do not ask the user yet" in m for m in last_messages) == 1
     assert not agent.of("ClarifyRequested")
 

@@ -571,7 +571,8 @@ async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> No
     result = await tool.run(tool.Args(path="project/config.py"), ToolContext(workspace=workspace))
     assert not result.ok
     assert result.observation == (
-        "project/config.py does not exist; files with that name here: pkg/config.py"
+        "project/config.py does not exist; did you mean pkg/config.py? Files with that name "
+        "here: pkg/config.py"
     )
     nothing = await tool.run(tool.Args(path="pkg/sub/nowhere.py"), ToolContext(workspace=workspace))
     assert nothing.observation == "pkg/sub/nowhere.py does not exist; pkg holds: config.py"
