@@ -10,12 +10,12 @@ function to change instead; made again, it goes ahead (a helper may be where the
 from __future__ import annotations
 
 import ast
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pheron_tui.core.intent import code_places, defines
+from pheron_tui.core.python_source import parsed
 
 FILE_LIMIT = 256_000
 """Bytes of a Python file parsed, at most, to find the function an edit is in."""
@@ -85,11 +85,8 @@ class _Function:
 def _functions(text: str) -> list[_Function] | None:
     """Every function and method of a Python text with its lines; None if it does not
     parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(text)
+    if tree is None:
         return None
     return [
         _Function(node.name, node.lineno, node.end_lineno or node.lineno)

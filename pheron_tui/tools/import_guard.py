@@ -14,10 +14,10 @@ import ast
 import hashlib
 import os
 import re
-import warnings
 from pathlib import Path, PurePosixPath
 
 from pheron_tui.core.limits import SKIPPED_FOLDERS
+from pheron_tui.core.python_source import parsed
 
 FILES_LOOKED_AT = 2000
 FILE_LIMIT = 256_000
@@ -25,11 +25,8 @@ FILE_LIMIT = 256_000
 
 def top_level_names(text: str) -> set[str] | None:
     """The names a Python text defines at its top level; None if it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(text)
+    if tree is None:
         return None
     names: set[str] = set()
     for node in tree.body:

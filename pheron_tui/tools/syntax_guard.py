@@ -16,6 +16,7 @@ import json
 import warnings
 from pathlib import PurePosixPath
 
+from pheron_tui.core.python_source import parsed
 from pheron_tui.tools.write_guard import JSON_SUFFIXES, PYTHON_SUFFIXES
 
 
@@ -62,18 +63,9 @@ def _newly_undefined(before: str, after: str) -> str | None:
     return None
 
 
-def _parsed(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
 def _defined_in(text: str, name: str) -> str:
     """The functions of ``text`` whose own scope defines ``name``, as "average() (line 5)"."""
-    tree = _parsed(text)
+    tree = parsed(text)
     owners = [
         f"{node.name}() (line {node.lineno})"
         for node in (ast.walk(tree) if tree is not None else ())
@@ -99,7 +91,7 @@ _ALWAYS_DEFINED = frozenset(dir(builtins)) | {
 def _undefined(text: str) -> list[tuple[str, str, int]] | None:
     """(function, name, line) for each name a function reads that nothing defines; None when
     the file cannot be judged (it does not parse, or names come from ``import *``)."""
-    tree = _parsed(text)
+    tree = parsed(text)
     if tree is None:
         return None
     module = _bound(tree)
