@@ -62,11 +62,36 @@ class ReadFile(PathTool):
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         loaded = await load_file(ctx, args.path, MAX_READ_BYTES)
+        instead = ""
+        if isinstance(loaded, ToolResult) and (other := await _only_same_name(ctx, args.path)):
+            # Told "tests/test_units.py does not exist; did you mean test_units.py?", the 1.5B
+            # model read the same missing path again, twice. A read changes nothing: the one
+            # file of that name is shown, and said to be the one shown.
+            loaded = await load_file(ctx, other, MAX_READ_BYTES)
+            instead = f"[{args.path} does not exist; shown instead: {other}, the one file here "
+            instead += "with that name]\n"
         if isinstance(loaded, ToolResult):
             return loaded
         path, shown, data, size = loaded
         mark_seen(ctx, path)
-        return ToolResult(ok=True, observation=as_read(shown, data, size, args.offset, args.limit))
+        view = as_read(shown, data, size, args.offset, args.limit)
+        return ToolResult(ok=True, observation=instead + view)
+
+
+async def _only_same_name(ctx: ToolContext, raw: str) -> str | None:
+    """The one workspace file named as the missing path ``raw`` is, if only one is."""
+    try:
+        path = resolve_path(ctx.workspace, raw, ctx.protected)
+        if path.exists() or path.is_symlink() or _is_pattern(path.name):
+            return None
+    except (PathRefused, OSError, ValueError):  # a name too long to look up, a NUL byte
+        return None
+    found = await asyncio.to_thread(same_name, ctx, path.name, 2)
+    return found[0] if len(found) == 1 else None
+
+
+def _is_pattern(name: str) -> bool:
+    return any(c in name for c in "*?[")
 
 
 READ_LINES = 400

@@ -192,8 +192,8 @@ async def test_a_question_right_after_a_failed_call_is_sent_back_once(make_agent
     agent = make_agent(
         classify=["task"],
         plan=[
-            read % "src/main.py",
-            'CLARIFY("Where is main.py?")',
+            read % "src/app.py",
+            'CLARIFY("Where is app.py?")',
             read % "main.py",
             "It prints hello.",
         ],
@@ -202,7 +202,7 @@ async def test_a_question_right_after_a_failed_call_is_sent_back_once(make_agent
     result = await agent.orchestrator.submit("what does main.py print?")
     assert result.answer == "It prints hello."
     last_messages = [r.messages[-1].content for r in agent.provider.requests]
-    assert any("Files with that name here: main.py" in m for m in last_messages)
+    assert any("src/app.py does not exist" in m for m in last_messages)
     assert sum("Do not ask the user yet" in m for m in last_messages) == 1
     assert not agent.of("ClarifyRequested")
 

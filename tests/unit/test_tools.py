@@ -568,11 +568,20 @@ async def test_a_missing_file_says_where_files_of_that_name_are(workspace) -> No
     (workspace / "pkg").mkdir()
     (workspace / "pkg" / "config.py").write_text("MAX_ITEMS = 50\n")
     tool = ReadFile()
+    # One file of that name: a read shows it, and says so (the 1.5B model read the same
+    # missing path again after "did you mean").
+    shown = await tool.run(tool.Args(path="project/config.py"), ToolContext(workspace=workspace))
+    assert shown.ok and shown.observation.startswith(
+        "[project/config.py does not exist; shown instead: pkg/config.py, the one file here "
+        "with that name]\npkg/config.py (1 line):\n    1  MAX_ITEMS = 50"
+    )
+    (workspace / "pkg2").mkdir()
+    (workspace / "pkg2" / "config.py").write_text("MAX_ITEMS = 60\n")
     result = await tool.run(tool.Args(path="project/config.py"), ToolContext(workspace=workspace))
     assert not result.ok
     assert result.observation == (
         "project/config.py does not exist; did you mean pkg/config.py? Files with that name "
-        "here: pkg/config.py"
+        "here: pkg/config.py, pkg2/config.py"
     )
     nothing = await tool.run(tool.Args(path="pkg/sub/nowhere.py"), ToolContext(workspace=workspace))
     assert nothing.observation == "pkg/sub/nowhere.py does not exist; pkg holds: config.py"
@@ -661,9 +670,9 @@ async def test_a_path_through_the_workspace_own_name_finds_the_file(tmp_path) ->
     edit = EditFile()
     edited = await edit.run(edit.Args(path="project/config.py", old="50", new="60"), ctx)
     assert edited.ok and (workspace / "config.py").read_text() == "MAX_ITEMS = 60\n"
-    (workspace / "project").mkdir()  # now a real folder of that name: no guessing
+    (workspace / "project").mkdir()  # now a real folder of that name: not the workspace
     missing = await ReadFile().run(ReadFile.Args(path="project/config.py"), ctx)
-    assert not missing.ok
+    assert missing.observation.startswith("[project/config.py does not exist; shown instead:")
     outside = await ReadFile().run(ReadFile.Args(path="project/../../x"), ctx)
     assert not outside.ok
 
