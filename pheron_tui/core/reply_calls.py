@@ -34,9 +34,9 @@ from pheron_tui.core.streaming import StreamedReply
 from pheron_tui.core.task_state import (
     ALREADY_CALLED,
     REPEATED_CALL_MESSAGE,
-    SAME_FAILURE_MESSAGE,
     TaskState,
     guessed_values_message,
+    same_failure_message,
     unfit_call_message,
 )
 from pheron_tui.core.tool_fit import does_not_fit
@@ -238,7 +238,8 @@ class CallRunner:
             # would have cleared ``last_failure``. The 1.5B model searched the missing folder
             # "tests" twice, then answered that test_units.py was not there.
             log.info("turn %s: %s failed and repeated; not run again", turn_id, item.tool.name)
-            run.results.append(fmt.result_message(call_id, item.tool.name, SAME_FAILURE_MESSAGE))
+            note = same_failure_message(state.last_result[1])
+            run.results.append(fmt.result_message(call_id, item.tool.name, note))
             order.add(item.tool.name, item.tool.risk, ok=False)
             state.note_outcome(key, "failed")
             return

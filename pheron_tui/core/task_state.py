@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from pheron_tui.core import events as ev
 from pheron_tui.core.critic import Step
+from pheron_tui.core.tools import LIKELY_MEANT
 
 
 def unsummarised_answer(result: tuple[str, str]) -> str:
@@ -33,6 +34,16 @@ SAME_FAILURE_MESSAGE = (
     "fail the same way. Its result above says why: correct the call, or answer from what "
     "you have."
 )
+
+
+def same_failure_message(failure: str) -> str:
+    """``SAME_FAILURE_MESSAGE``, and the entry the failure named as likely meant, if it did:
+    told only to correct the call, the 1.5B model searched the missing folder a third time."""
+    meant = re.search(rf"{LIKELY_MEANT}([^\s?]{{1,200}})\?", failure)
+    if meant is None:
+        return SAME_FAILURE_MESSAGE
+    return f"{SAME_FAILURE_MESSAGE} It asked: did you mean {meant.group(1)}? Use that path."
+
 
 QUESTION_ONLY_MESSAGE = (
     "The request only asks a question; nothing should be changed. Find the answer with the "

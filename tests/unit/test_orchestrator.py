@@ -1174,6 +1174,20 @@ async def test_a_read_that_just_failed_is_not_run_again(make_agent) -> None:
     assert finished.status == "failed" and "does not exist" in finished.observation
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
     assert any("already made this exact call and it failed" in text for text in told)
+    assert not any("Use that path" in text for text in told)
+
+
+async def test_a_failed_read_made_again_is_told_the_entry_its_result_named(
+    make_agent, workspace
+) -> None:
+    """Told "tests does not exist; did you mean test_units.py?" and, making the same search,
+    only to correct the call, the 1.5B model searched the missing folder a third time."""
+    (workspace / "test_units.py").write_text("def test_one():\n    pass\n")
+    search = 'CALL(search_files) WITH {"pattern": "def", "path": "tests"}'
+    agent = _calls_agent(make_agent, [search], search, "None.")
+    await agent.orchestrator.submit("Which functions do the tests test?")
+    told = [str(r.messages[-1].content) for r in agent.provider.requests if r.purpose == "plan"]
+    assert "It asked: did you mean test_units.py? Use that path." in told[2]
 
 
 async def test_an_answer_after_a_failure_that_names_the_likely_entry_is_sent_back(
