@@ -217,14 +217,15 @@ SAME_NAME_LOOKS = 2000
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}")
 
 
-def _is_glob(name: str) -> bool:
+def is_glob(name: str) -> bool:
+    """Whether a name is a file-name pattern (``*.log``) rather than a name."""
     return any(c in name for c in "*?[")
 
 
 def name_pattern(name: str) -> str | None:
     """The file-name pattern a missing name stands for, or None: a glob as written
     (``*.log``), or ``*.log`` for a bare extension (``.log``)."""
-    if _is_glob(name):
+    if is_glob(name):
         return name
     return f"*{name}" if _EXTENSION.fullmatch(name) else None
 
@@ -236,7 +237,7 @@ def same_name(ctx: ToolContext, name: str, limit: int = 5) -> list[str]:
     root = ctx.workspace.resolve()
     found: list[str] = []
     seen = 0
-    pattern = _is_glob(name)
+    pattern = is_glob(name)
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
         names = fnmatch.filter(sorted(files), name) if pattern else [name] if name in files else []

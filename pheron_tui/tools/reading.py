@@ -31,6 +31,7 @@ from pheron_tui.tools.path_tool import (
     PathTool,
     StrictArgs,
     entry_names,
+    is_glob,
     load_file,
     looks_binary,
     mark_seen,
@@ -82,16 +83,12 @@ async def _only_same_name(ctx: ToolContext, raw: str) -> str | None:
     """The one workspace file named as the missing path ``raw`` is, if only one is."""
     try:
         path = resolve_path(ctx.workspace, raw, ctx.protected)
-        if path.exists() or path.is_symlink() or _is_pattern(path.name):
+        if path.exists() or path.is_symlink() or is_glob(path.name):
             return None
     except (PathRefused, OSError, ValueError):  # a name too long to look up, a NUL byte
         return None
     found = await asyncio.to_thread(same_name, ctx, path.name, 2)
     return found[0] if len(found) == 1 else None
-
-
-def _is_pattern(name: str) -> bool:
-    return any(c in name for c in "*?[")
 
 
 READ_LINES = 400

@@ -93,7 +93,8 @@ class _TextFileTool(PathTool):
     async def _imports_kept(self, plan: FileChange, ctx: ToolContext) -> FileChange | ToolResult:
         """The plan, unless it takes away a name another file imports (``import_guard``):
         held back once."""
-        assert plan.before is not None
+        if plan.before is None:
+            return plan  # a new file takes nothing away
         lost = await asyncio.to_thread(
             lost_import, ctx.workspace, plan.write_path, plan.before, plan.after
         )
