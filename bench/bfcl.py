@@ -64,7 +64,11 @@ from pheron_tui.core.call_format import (  # noqa: E402
     planning_request,
 )
 from pheron_tui.core.call_order import CallOrder  # noqa: E402
-from pheron_tui.core.grounding import guessed_values, without_unasked  # noqa: E402
+from pheron_tui.core.grounding import (  # noqa: E402
+    guessed_values,
+    without_guessed_items,
+    without_unasked,
+)
 from pheron_tui.core.intent import speaks_of_the_workspace  # noqa: E402
 from pheron_tui.core.messages import FunctionSpec, Message, ToolSpec  # noqa: E402
 from pheron_tui.core.orchestrator import AgentSettings  # noqa: E402
@@ -266,13 +270,19 @@ def value_checked(
     """The calls as the orchestrator leaves them on a first step: each without the optional
     arguments nobody asked for, and on a free one (``start`` given) none where one needs a
     value nobody gave, every value where the call was forced only because the question
-    names a tool (the model is asked for the answer instead). Also: 1 when it took calls back."""
-    if start and any(
-        guessed_values(a, tools[n], said, chosen=start.call != "named")
-        for call in calls
-        for n, a in call.items()
-    ):
-        return [], 1
+    names a tool (the model is asked for the answer instead), after the items nobody said are
+    taken from a list of names some of which were (``without_guessed_items``). Also: 1 when it
+    took calls back."""
+    if start:
+        chosen = start.call != "named"
+        calls = [
+            {n: without_guessed_items(a, tools[n], said, chosen=chosen) for n, a in call.items()}
+            for call in calls
+        ]
+        if any(
+            guessed_values(a, tools[n], said, chosen=chosen) for c in calls for n, a in c.items()
+        ):
+            return [], 1
     asked = [{n: without_unasked(a, tools[n], said)} for call in calls for n, a in call.items()]
     return asked, 0
 

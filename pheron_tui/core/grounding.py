@@ -247,6 +247,27 @@ def guessed_values(
     return found
 
 
+def without_guessed_items(
+    arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str, *, chosen: bool = True
+) -> dict[str, Any]:
+    """The arguments with each required list of strings less the items ``guessed_values``
+    finds in it, where one item of it at least was said. Asked for "a vegetarian pasta with
+    cheese", the 1.5B model searched for the ingredients ["Pasta", "Tomato sauce", "Cheese"]:
+    the sauce is its own addition to what the user asked for, not a sign that the call is.
+    A list of numbers or of records with one made up is data made up, and stays whole for the
+    value check to judge (on BFCL irrelevance, trimming those would have let 3 calls through
+    that answer nothing asked)."""
+    trimmed = dict(arguments)
+    for name in _required(tool):
+        items = arguments.get(name)
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            continue
+        said = [i for i in items if not guessed_values({name: [i]}, tool, context, chosen=chosen)]
+        if said and len(said) < len(items):
+            trimmed[name] = said
+    return trimmed
+
+
 def _required(tool: Mapping[str, Any]) -> list[str]:
     return list((tool.get("parameters") or {}).get("required") or [])
 

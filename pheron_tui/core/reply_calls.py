@@ -25,7 +25,7 @@ from pheron_tui.core.call_order import CallOrder
 from pheron_tui.core.critic import Step
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.fix_target import off_target
-from pheron_tui.core.grounding import guessed_values, without_unasked
+from pheron_tui.core.grounding import guessed_values, without_guessed_items, without_unasked
 from pheron_tui.core.messages import Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall
 from pheron_tui.core.prompts import observation_message
@@ -73,21 +73,28 @@ class CallRunner:
         self.bus = bus
         self._call_ids = itertools.count(1)
 
-    def _asked_only(self, call: ParsedCall, said: str) -> Any:
+    def _asked_only(self, call: ParsedCall, said: str, start: FirstStep | None) -> Any:
         """The call's arguments without the optional ones ``said`` gives no sign of
-        (``unasked_options``): the tool's defaults stand for what nobody asked."""
+        (``unasked_options``): the tool's defaults stand for what nobody asked. On a first
+        step whose values are checked (``start``), also without the items of a list of names
+        that nobody said, beside ones that were (``without_guessed_items``)."""
         tool = self.registry.get(call.name)
-        if tool is None or not tool.options_said or not isinstance(call.arguments, dict):
+        if tool is None or not isinstance(call.arguments, dict):
             return call.arguments
-        asked = without_unasked(
-            call.arguments, self.registry.spec(tool).function.model_dump(), said
-        )
-        if len(asked) < len(call.arguments):
-            log.info(
-                "%s: left out %s, which nobody asked for",
-                call.name,
-                call.arguments.keys() - asked.keys(),
-            )
+        schema = self.registry.spec(tool).function.model_dump()
+        asked = call.arguments
+        if start and tool.values_said:
+            asked = without_guessed_items(asked, schema, said, chosen=start.call != "named")
+            if asked != call.arguments:
+                log.info("%s: kept only the items said of %s", call.name, call.arguments)
+        if tool.options_said:
+            asked = without_unasked(asked, schema, said)
+            if len(asked) < len(call.arguments):
+                log.info(
+                    "%s: left out %s, which nobody asked for",
+                    call.name,
+                    call.arguments.keys() - asked.keys(),
+                )
         return asked
 
     async def _off_target(
@@ -155,7 +162,7 @@ class CallRunner:
             if call.error is not None:
                 planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
                 continue
-            arguments = self._asked_only(call, said) if said else call.arguments
+            arguments = self._asked_only(call, said, start) if said else call.arguments
             try:
                 planned.append((call_id, call, self.registry.prepare(call.name, arguments)))
             except ToolCallError as exc:

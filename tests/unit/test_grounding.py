@@ -15,6 +15,7 @@ from pheron_tui.core.grounding import (
     options_named,
     stated_numbers,
     unasked_options,
+    without_guessed_items,
     without_unasked,
 )
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
@@ -40,6 +41,24 @@ class MagneticField(Tool):
         MagneticField.runs += 1
         MagneticField.last = args
         return ToolResult(ok=True, observation=f"{2e-7 * args.current / args.distance:.3g} T")
+
+
+class RecipeArgs(BaseModel):
+    ingredients: list[str]
+    servings: int = 1
+
+
+class RecipeSearch(Tool):
+    """A tool with a required list of names."""
+
+    name = "recipe_search"
+    description = "Finds recipes that use the given ingredients."
+    Args = RecipeArgs
+    last: RecipeArgs | None = None
+
+    async def run(self, args: RecipeArgs, ctx: ToolContext) -> ToolResult:
+        RecipeSearch.last = args
+        return ToolResult(ok=True, observation="Cheesy pasta: 20 minutes.")
 
 
 def spec(tool: Tool) -> dict:
@@ -359,3 +378,27 @@ def test_a_call_the_model_did_not_choose_is_judged_on_every_value() -> None:
     assert guessed_values(made_up, sculpture, asked) == []
     assert guessed_values(made_up, sculpture, asked, chosen=False) == ["large"]
     assert guessed_values(made_up, sculpture, "a large garden sculpture", chosen=False) == []
+
+
+def test_a_list_of_names_keeps_the_items_said_and_loses_the_ones_made_up() -> None:
+    """Asked for "a vegetarian pasta with cheese", the 1.5B model searched for ["Pasta",
+    "Tomato sauce", "Cheese"]: the call is the one asked for, less the sauce. A list of which
+    nothing was said, or of numbers, is left whole for the value check to judge."""
+    tool = spec(RecipeSearch())
+    asked = "Give me a recipe for a vegetarian pasta with cheese for 2 servings."
+    padded = {"ingredients": ["Pasta", "Tomato sauce", "Cheese"], "servings": 2}
+    assert guessed_values(padded, tool, asked) == ["Tomato sauce"]
+    trimmed = without_guessed_items(padded, tool, asked)
+    assert trimmed == {"ingredients": ["Pasta", "Cheese"], "servings": 2}
+    assert guessed_values(trimmed, tool, asked) == []
+    assert padded["ingredients"] == ["Pasta", "Tomato sauce", "Cheese"]  # not changed in place
+    invented = {"ingredients": ["Basil", "Tomato sauce"]}
+    assert without_guessed_items(invented, tool, asked) == invented
+    scores = _tool("answers")
+    scores["parameters"]["properties"]["answers"] = {"type": "array", "items": {"type": "number"}}
+    data = {"answers": [5, 3, 4]}
+    assert without_guessed_items(data, scores, "my answer to the first question was 5") == data
+    # Made to call, each item must be in words that were said.
+    assert without_guessed_items(
+        {"ingredients": ["pasta", "sauce"]}, tool, asked, chosen=False
+    ) == {"ingredients": ["pasta"]}

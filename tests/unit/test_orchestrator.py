@@ -742,6 +742,23 @@ async def test_a_first_call_with_numbers_nobody_gave_is_not_run(workspace) -> No
     assert proposed.arguments == {"current": 2, "distance": 4}
 
 
+async def test_a_first_call_runs_without_the_list_items_nobody_said(workspace) -> None:
+    """Asked for "a vegetarian pasta with cheese", the 1.5B model searched for ["Pasta",
+    "Tomato sauce", "Cheese"]: once held back whole by the value check for the sauce, the
+    call now runs with the ingredients the user named."""
+    from .test_grounding import RecipeArgs, RecipeSearch
+
+    padded = 'CALL(recipe_search) WITH {"ingredients": ["Pasta", "Tomato sauce", "Cheese"]}'
+    agent = _legacy_agent(workspace, [padded, "<final>Cheesy pasta.</final>"])
+    agent.orchestrator.registry.register(RecipeSearch())
+    RecipeSearch.last = None
+    result = await agent.orchestrator.submit("Give me a recipe for a vegetarian pasta with cheese.")
+    assert result.answer == "Cheesy pasta."
+    assert RecipeSearch.last == RecipeArgs(ingredients=["Pasta", "Cheese"])
+    [proposed] = agent.of("ToolCallProposed")
+    assert proposed.arguments == {"ingredients": ["Pasta", "Cheese"]}
+
+
 async def test_a_request_that_names_a_tool_gets_a_call_its_values_checked_strictly(
     workspace,
 ) -> None:
