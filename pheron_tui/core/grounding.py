@@ -148,10 +148,7 @@ def guessed_numbers(
     (``tool``: its name, description and parameters) state. Optional arguments are left
     alone: one the request does not mention is the tool's business. 0 and 1 count as given
     (a start, a count of one) unless ``strict``."""
-    if not _in_latin_letters(context):
-        return []  # numbers written in words of another script ("十八") are not read here
-    stated = stated_numbers(context) | stated_numbers(json.dumps(tool, ensure_ascii=False))
-    return [n for n in _required_numbers(arguments, tool) if not _given(n, stated, strict)]
+    return _Said(context, tool).numbers(arguments, strict)
 
 
 def guessed_names(arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str) -> list[str]:
@@ -164,24 +161,14 @@ def guessed_names(arguments: Mapping[str, Any], tool: Mapping[str, Any], context
     no right call in simple_python, multiple, parallel or live_simple and 4 of 1,053 in
     live_multiple ("Chi-town", a pickup time nobody gave, "this Friday" as a date: the model
     does not know today's date, so that stays a guess)."""
-    if not _in_latin_letters(context):
-        return []
-    heard = _Heard(context, json.dumps(tool, ensure_ascii=False))
-    return [text for text in _required_strings(arguments, tool) if not heard.names(text)]
+    return _Said(context, tool).names(arguments)
 
 
 def guessed_words(arguments: Mapping[str, Any], tool: Mapping[str, Any], context: str) -> list[str]:
     """The strings in the call's required arguments not one of whose words was said (nor is
     in the tool's schema), names or not: "large" for a sculpture's size nobody gave. Codes
     ("USD") and text of more than a few words (content) are not judged."""
-    if not _in_latin_letters(context):
-        return []
-    said = _words(context) | _words(json.dumps(tool, ensure_ascii=False))
-    return [
-        text
-        for text in _required_strings(arguments, tool)
-        if len(_words(text)) <= _NAME_WORDS and not _value_given(text, said, set())
-    ]
+    return _Said(context, tool).words(arguments)
 
 
 # Words of a tool's name that say what kind of thing it does, not what it is about.
@@ -239,12 +226,7 @@ def guessed_values(
     made to make against its own odds (not ``chosen``) is judged on every value: each
     required number stated, 0 and 1 too, and each required string in words that were said
     (``guessed_words``: "large" for a sculpture's size nobody gave)."""
-    found: list[float | str] = [*guessed_numbers(arguments, tool, context, strict=not chosen)]
-    names = guessed_names(arguments, tool, context)
-    found.extend(names)
-    if not chosen:
-        found.extend(t for t in guessed_words(arguments, tool, context) if t not in names)
-    return found
+    return _Said(context, tool).values(arguments, chosen)
 
 
 def without_guessed_items(
@@ -257,12 +239,13 @@ def without_guessed_items(
     A list of numbers or of records with one made up is data made up, and stays whole for the
     value check to judge (on BFCL irrelevance, trimming those would have let 3 calls through
     that answer nothing asked)."""
+    judge = _Said(context, tool)
     trimmed = dict(arguments)
     for name in _required(tool):
         items = arguments.get(name)
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             continue
-        said = [i for i in items if not guessed_values({name: [i]}, tool, context, chosen=chosen)]
+        said = [i for i in items if not judge.values({name: [i]}, chosen)]
         if said and len(said) < len(items):
             trimmed[name] = said
     return trimmed
@@ -270,6 +253,48 @@ def without_guessed_items(
 
 def _required(tool: Mapping[str, Any]) -> list[str]:
     return list((tool.get("parameters") or {}).get("required") or [])
+
+
+class _Said:
+    """What was said and the tool's own text, read once to judge any number of values (a
+    list of hundreds of items is judged item by item)."""
+
+    def __init__(self, context: str, tool: Mapping[str, Any]) -> None:
+        self.tool = tool
+        # Numbers and names written in another script ("十八") are not read here.
+        self.latin = _in_latin_letters(context)
+        schema = json.dumps(tool, ensure_ascii=False)
+        self.stated = stated_numbers(context) | stated_numbers(schema)
+        self.heard = _Heard(context, schema)
+
+    def numbers(self, arguments: Mapping[str, Any], strict: bool) -> list[float]:
+        if not self.latin:
+            return []
+        required = _required_numbers(arguments, self.tool)
+        return [n for n in required if not _given(n, self.stated, strict)]
+
+    def names(self, arguments: Mapping[str, Any]) -> list[str]:
+        if not self.latin:
+            return []
+        strings = _required_strings(arguments, self.tool)
+        return [text for text in strings if not self.heard.names(text)]
+
+    def words(self, arguments: Mapping[str, Any]) -> list[str]:
+        if not self.latin:
+            return []
+        return [
+            text
+            for text in _required_strings(arguments, self.tool)
+            if len(_words(text)) <= _NAME_WORDS and not _value_given(text, self.heard.words, set())
+        ]
+
+    def values(self, arguments: Mapping[str, Any], chosen: bool) -> list[float | str]:
+        found: list[float | str] = [*self.numbers(arguments, strict=not chosen)]
+        names = self.names(arguments)
+        found.extend(names)
+        if not chosen:
+            found.extend(t for t in self.words(arguments) if t not in names)
+        return found
 
 
 def _names_something(token: str) -> bool:
