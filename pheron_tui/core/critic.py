@@ -39,6 +39,7 @@ from pheron_tui.core.prompts import (
     defuse,
 )
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
+from pheron_tui.core.setting_answer import contradicted
 
 Verdict = Literal["PASS", "FAIL"]
 CRITIC_MAX_TOKENS = 96
@@ -55,6 +56,7 @@ NOTHING_CHANGED = (
 )
 
 CHECK_STILL_FAILS = "The check the request says must pass, `{check}`, failed when it last ran."
+CONTRADICTED_SETTING = "The answer says {said}, but a tool result shows `{setting}`."
 
 _VERDICT_RE = re.compile(r"\b(PASS|FAIL)(?:ED)?\b\W*(.*)", re.IGNORECASE | re.DOTALL)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -220,6 +222,11 @@ class CriticAgent:
             # The 1.5B model renamed the failing function, saw the check fail on the import,
             # and answered that it passed; its critic, shown the failure, said PASS.
             return Review("FAIL", CHECK_STILL_FAILS.format(check=check), auto=True)
+        outputs = [step.output for step in steps if step.status == "ok"]
+        if found := contradicted(request_text, answer, outputs):
+            # "Yes, debug is turned on" with `"debug": false` shown: the 1.5B critic passed it.
+            reason = CONTRADICTED_SETTING.format(said=found.said, setting=found.setting)
+            return Review("FAIL", reason, auto=True)
         task = critic_user(request_text, steps, answer, self.provider.special_tokens)
         if isinstance(self.provider, ChoiceScorer):
             return await self._checked_review(self.provider, task)

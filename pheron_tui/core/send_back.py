@@ -14,7 +14,9 @@ from pathlib import Path
 
 from pheron_tui.core.intent import code_places, defines, named_entries
 from pheron_tui.core.parsing import ParsedReply
+from pheron_tui.core.setting_answer import Contradiction, contradicted
 from pheron_tui.core.task_state import (
+    CONTRADICTED_SETTING_MESSAGE,
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
     FAILED_CHANGE_MESSAGE,
@@ -100,6 +102,12 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         # it says it again.
         state.numbers_checked = True
         return SendBack(UNSUPPORTED_NUMBER_MESSAGE.format(number=number))
+    if not state.setting_checked and (found := contradicted_setting(state, text)):
+        # "Yes, debug is turned on", from the 1.5B model shown `"debug": false`. Once: the
+        # model may read the setting otherwise and say why.
+        state.setting_checked = True
+        message = CONTRADICTED_SETTING_MESSAGE.format(said=found.said, setting=found.setting)
+        return SendBack(message, call=False)
     if not answer_now:
         if len(words(text)) >= 4 and parrots(text, state.request) and not state.echoed:
             # Small models sometimes "answer" with the request itself. That is no answer: say
@@ -120,6 +128,12 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         state.retried_after.add(failure)
         return SendBack(FAILED_CHANGE_MESSAGE)
     return None
+
+
+def contradicted_setting(state: TaskState, answer: str) -> Contradiction | None:
+    """The setting a result of this task shows against the answer's Yes or No."""
+    outputs = [step.output for step in state.steps if step.status == "ok"]
+    return contradicted(state.request, answer, outputs)
 
 
 def _work_left(state: TaskState) -> SendBack | None:

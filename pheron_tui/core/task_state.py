@@ -92,6 +92,11 @@ UNSUPPORTED_NUMBER_MESSAGE = (
     "or search for it), or say that you could not find it."
 )
 
+CONTRADICTED_SETTING_MESSAGE = (
+    "Your answer says {said}, but a tool result above shows `{setting}`. Answer from what the "
+    "results show."
+)
+
 FAILED_CHANGE_MESSAGE = (
     "Your last tool call failed, so nothing has been changed yet; its result above says why. "
     "Correct the call and try again. If it cannot be done, say why."
@@ -221,6 +226,9 @@ class TaskState:
     """The request tells the agent to run something (``intent.orders_a_run``)."""
     numbers_checked: bool = False
     """The answer was once sent back for a number no result shows (``unsupported_number``)."""
+    setting_checked: bool = False
+    """The answer was once sent back for a Yes or No a setting shown says the opposite of
+    (``setting_answer``)."""
     only_to_run: bool = False
     """The request orders a run and no other change (``intent.orders_only_a_run``)."""
     told_to_act: bool = False

@@ -25,6 +25,7 @@ from pheron_tui.core.messages import (
     ToolSpec,
 )
 from pheron_tui.core.parsing import parse_reply
+from pheron_tui.core.setting_answer import Contradiction, contradicted
 from pheron_tui.core.streaming import repeating_tail, stream_reply
 
 SCHEMAS = {"read_file": {"properties": {"path": {"type": "string"}}}, "list_dir": {}}
@@ -423,3 +424,54 @@ def test_the_check_a_request_says_must_pass_is_read() -> None:
     assert check_command("keep going until make lint succeeds") == "make lint"
     assert check_command("make the tests pass") is None  # which command is not said
     assert check_command("Why does pytest pass here?") is None  # a question, not a goal
+
+
+def test_a_yes_or_no_is_read_against_the_setting_shown() -> None:
+    """A setting written plainly on or off, in any of the usual file formats, answers a
+    yes-or-no question about it; asked whether it is off, the answer turns round."""
+    shown = 'settings.json:2:   "debug": false,\nsettings.json-3-   "port": 8080'
+    found = contradicted("Is debug turned on in settings.json?", "Yes, debug is on.", [shown])
+    assert found == Contradiction(said="Yes", setting='"debug": false')
+    assert contradicted("Is debug turned on?", "No, it is off.", [shown]) is None
+    assert contradicted("Is debug turned off?", "Yes, it is off.", [shown]) is None
+    assert contradicted("Is debug disabled?", "No.", [shown]) is not None
+    for text in ("DEBUG = False", "debug: off", "[app]\ndebug = no", "app.debugMode=false"):
+        assert contradicted("Is debug enabled?", "Yes", [text]) is not None, text
+        assert contradicted("Is debug enabled?", "No", [text]) is None, text
+    # Not judged: another kind of question or answer, a setting of another name, settings
+    # of that word that disagree.
+    assert contradicted("What is debug set to?", "Yes", [shown]) is None
+    assert contradicted("Is debug on?", "Debug is on.", [shown]) is None
+    assert contradicted("Is caching on?", "Yes", [shown]) is None
+    assert contradicted("Is debug on?", "No", ["debug: true\ndebug_toolbar: false"]) is None
+    assert contradicted("Is the port 8080?", "No", [shown]) is None
+    assert (
+        contradicted("Is there a TODO about tests?", "Yes", ["notes.md:3: TODO: no tests"]) is None
+    )
+
+
+async def test_a_yes_or_no_a_setting_shown_says_otherwise_is_sent_back_once(
+    make_agent, workspace
+) -> None:
+    """Asked "Is debug turned on in settings.json?", the 1.5B model was shown `"debug":
+    false` and answered "Yes, debug is turned on"; its critic passed that. The answer is
+    sent back once with the setting; kept, the critic fails it without the model."""
+    (workspace / "settings.json").write_text('{\n  "debug": false,\n  "port": 8080\n}\n')
+    read = '<tool_call>{"name": "read_file", "arguments": {"path": "settings.json"}}</tool_call>'
+    asked = "Is debug turned on in settings.json?"
+    agent = make_agent(
+        classify=["task"], plan=[read, "Yes, debug is on.", "No, debug is off."], critic=["PASS"]
+    )
+    result = await agent.orchestrator.submit(asked)
+    assert result.answer == "No, debug is off."
+    told = [str(r.messages[-1].content) for r in agent.provider.requests]
+    assert sum('says Yes, but a tool result above shows `"debug": false`' in m for m in told) == 1
+
+    stubborn = make_agent(
+        classify=["task"], plan=[read, "Yes, it is on.", "Yes, it is on."], critic=["PASS: ok"]
+    )
+    again = await stubborn.orchestrator.submit(asked)
+    assert again.answer == "Yes, it is on."
+    [verdict] = stubborn.of("CriticVerdict")
+    assert (verdict.verdict, verdict.auto) == ("FAIL", True)
+    assert '`"debug": false`' in verdict.reason
