@@ -69,6 +69,7 @@ from pheron_tui.core.prompts import (
 )
 from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
 from pheron_tui.core.reply_calls import CallRunner
+from pheron_tui.core.result_question import result_run_hint
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.send_back import SendBack, before_answer, before_question
@@ -368,6 +369,12 @@ class Orchestrator:
             found = [(p.path, p.line, p.text) for p in places[:CODE_PLACES_SHOWN]]
             more = len(places) > CODE_PLACES_SHOWN
             note = code_places_note(found, self.provider.special_tokens, more=more)
+            run = result_run_hint(text, places) if self._can("execute") else ""
+            if run and not state.run_hint:
+                # "What does shout return for 'hi'?": run, not worked out by a small model.
+                # Answered without running, the reply is sent back once with the same hint.
+                state.run_hint, state.orders_run = run, True
+                note = f"{note}\n\n{run}"
             self._remember(Message(role="user", content=note))
         return await self._run_task(turn_id, state)
 

@@ -3,11 +3,13 @@ about a workspace file treated as tasks, the request asked back not taken for a 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import LEGACY
 from pheron_tui.core.intent import (
+    CodePlace,
     check_command,
     code_places,
     defines,
@@ -25,6 +27,7 @@ from pheron_tui.core.messages import (
     ToolSpec,
 )
 from pheron_tui.core.parsing import parse_reply
+from pheron_tui.core.result_question import asked_result, result_run_hint
 from pheron_tui.core.setting_answer import Contradiction, contradicted
 from pheron_tui.core.streaming import repeating_tail, stream_reply
 
@@ -475,3 +478,45 @@ async def test_a_yes_or_no_a_setting_shown_says_otherwise_is_sent_back_once(
     [verdict] = stubborn.of("CriticVerdict")
     assert (verdict.verdict, verdict.auto) == ("FAIL", True)
     assert '`"debug": false`' in verdict.reason
+
+
+def test_a_question_about_what_a_function_returns_for_values_is_read() -> None:
+    assert asked_result("What does shout in utils.py return for 'hi'?") == ("shout", "'hi'")
+    assert asked_result("What is add(2, 3)?") == ("add", "2, 3")
+    assert asked_result("what would total give for 2 and 3") == ("total", "2, 3")
+    assert asked_result("What does parse return for a long text?") is None  # no value
+    assert asked_result("What does main do?") is None
+    places = [
+        CodePlace("shout", "utils.py", 5, "def shout(text):"),
+        CodePlace("slug", "lib/text.py", 1, "def slug(s):"),
+        CodePlace("loud", "notes.md", 1, "def loud(text):"),
+    ]
+    hint = result_run_hint("What does shout return for 'hi'?", places)
+    assert hint.endswith("""python3 -c "from utils import shout; print(repr(shout('hi')))\"""")
+    quoted = result_run_hint('What does slug return for "A b"?', places)
+    assert quoted.endswith(
+        """cd lib && python3 -c 'from text import slug; print(repr(slug("A b")))'"""
+    )
+    assert result_run_hint("What does loud return for 'hi'?", places) == ""  # no Python file
+
+
+async def test_what_a_function_returns_is_found_by_running_it(make_agent, workspace) -> None:
+    """Asked what shout returns for 'hi', the 1.5B model answered with the line defining shout.
+    The first step is told how to run it; an answer with nothing run is sent back once, with
+    the same command."""
+    (workspace / "utils.py").write_text("def shout(text):\n    return text.upper() + '!'\n")
+    command = """python3 -c "from utils import shout; print(repr(shout('hi')))\""""
+    run = json.dumps({"name": "shell_exec", "arguments": {"command": command}})
+    agent = make_agent(
+        classify=["task"],
+        plan=["shout makes the text loud.", f"<tool_call>{run}</tool_call>", "It returns HI!"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("What does shout in utils.py return for 'hi'?")
+    assert result.answer == "It returns HI!"
+    first = next(r for r in agent.provider.requests if r.purpose == "plan")
+    assert command in "\n".join(str(m.content) for m in first.messages)
+    told = [str(r.messages[-1].content) for r in agent.provider.requests]
+    assert sum("nothing has been run yet" in m and command in m for m in told) == 1
+    [finished] = agent.of("ToolCallFinished")
+    assert "'HI!'" in finished.observation
