@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pheron_tui.core.intent import CodePlace, defines
 
 _RESULT_QUESTION = re.compile(
-    r"\bwhat\s+(?:does|do|would|will)\s+`?(?P<name>[A-Za-z_]\w*)(?:\(\))?`?"
+    r"\bwhat\s+(?:does|do|would|will)\s+(?:the\s+(?:function|method)\s+)?"
+    r"`?(?P<name>[A-Za-z_]\w*)(?:\(\))?`?"
     r"(?:\s+(?:in|from|of)\s+`?[\w./-]+\.py`?)?"
     r"\s+(?:return|give|print|output|produce)s?"
     r"\s+(?:for|with|given|when\s+given|when\s+called\s+with|on)\s+(?P<values>.+?)[\s?.!]*$",

@@ -483,6 +483,7 @@ async def test_a_yes_or_no_a_setting_shown_says_otherwise_is_sent_back_once(
 def test_a_question_about_what_a_function_returns_for_values_is_read() -> None:
     assert asked_result("What does shout in utils.py return for 'hi'?") == ("shout", "'hi'")
     assert asked_result("What is add(2, 3)?") == ("add", "2, 3")
+    assert asked_result("What does the function mean return for [2, 4]?") == ("mean", "[2, 4]")
     assert asked_result("what would total give for 2 and 3") == ("total", "2, 3")
     assert asked_result("What does parse return for a long text?") is None  # no value
     assert asked_result("What does main do?") is None
