@@ -20,13 +20,15 @@ _RESULT_QUESTION = re.compile(
     r"`?(?P<name>[A-Za-z_]\w*)(?:\(\))?`?"
     r"(?:\s+(?:in|from|of)\s+`?[\w./-]+\.py`?)?"
     r"\s+(?:return|give|print|output|produce)s?"
-    r"\s+(?:for|with|given|when\s+given|when\s+called\s+with|on)\s+(?P<values>.+?)[\s?.!]*$",
+    r"\s+(?:for|with|given|when\s+given|when\s+called\s+with|on)\s+(?P<values>.+)",
     re.IGNORECASE,
 )
 _CALL_QUESTION = re.compile(
     r"\bwhat\s+(?:is|does|would|will)\s+`?(?P<name>[A-Za-z_]\w*)\((?P<values>[^()\n]*)\)",
     re.IGNORECASE,
 )
+MOST_CHARS = 1000
+"""Longer than this, a message is no question about one call's result (and is not read)."""
 _ANY_QUOTE_OR_ESCAPE = re.compile(r"[\"$`\\]")
 
 
@@ -35,11 +37,15 @@ def asked_result(text: str) -> tuple[str, str] | None:
     shout return for 'hi'?", "What is add(2, 3)?", "what would total give for 2 and 3". The
     values must read as Python literals (a number, a string in quotes, a list), else None:
     "for a long text" names no value to run with."""
+    if len(text) > MOST_CHARS:
+        return None
     match = _RESULT_QUESTION.search(text) or _CALL_QUESTION.search(text)
     if match is None:
         return None
-    values = match["values"].strip().strip("`").strip()
-    for written in (values, re.sub(r"\s+and\s+", ", ", values)):
+    # The end trimmed here, not by the pattern: a lazy group before "[?.!\s]*$" is quadratic
+    # on a long run of spaces.
+    values = match["values"].rstrip(" \t\r\n?.!").strip().strip("`").strip()
+    for written in (values, ", ".join(part.strip() for part in re.split(r"\band\b", values))):
         try:
             ast.literal_eval(f"({written},)")
         except (ValueError, SyntaxError, MemoryError, RecursionError):
