@@ -18,8 +18,13 @@ from pheron_tui.core.messages import CompletionRequest, FunctionSpec, Message
 from pheron_tui.core.prompts import FIT_SYSTEM, fit_question
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 
-FIT_MIN_SHARE = 0.5
-"""Below this share of "yes", a tool is taken not to do what was asked."""
+FIT_MIN_SHARE = 0.55
+"""Below this share of "yes", a tool is taken not to do what was asked. Weighed on the shares
+the last full BFCL runs stored: of 692 right calls the check judged, one scored under 0.55
+(0.539) and none under 0.5; of the calls made to a tool that answers none of the irrelevance
+questions, 7 scored from 0.50 to 0.55 (a boiling-point tool for a freezing point, 0.54).
+Chosen on the even-numbered cases (5 more irrelevance answers right, no right call lost), it
+gave 2 and cost 1 on the odd-numbered ones."""
 
 FIT_SURE_SHARE = 0.8
 """The share a call the model was made to make against its own judgement needs (its chance

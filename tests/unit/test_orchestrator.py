@@ -850,6 +850,12 @@ async def test_a_first_call_to_a_tool_not_made_for_the_request_is_not_run(worksp
     assert plans[1].tool_choice == "none"
     assert "magnetic_field does not do what the user asked" in plans[1].messages[-1].content
 
+    # Nor one it is barely more sure fits than not (a boiling-point tool for a freezing
+    # point: 0.54).
+    barely = agent_for(nearest, fit=0.54)
+    await barely.orchestrator.submit(asked)
+    assert [(e.decision, e.by) for e in barely.of("ToolCallDecided")] == [("denied", "fit check")]
+
     # A tool the model takes to fit runs.
     fitting = agent_for(nearest, fit=0.9)
     await fitting.orchestrator.submit("What is the magnetic field 4 m from a wire carrying 2 A?")
