@@ -244,11 +244,22 @@ def merged_keys(path: str, old: str, added: str, partial: bool = False) -> Merge
         return Merge(old, f"it already sets {listed} exactly as written; nothing to change")
     merged = {**there, **written}
     text = layout(merged) + old[len(old.rstrip()) :]
-    return Merge(
-        text,
-        f"{', '.join(changed)} already in the file: set to the new value there; the rest of "
-        "the file is kept",
+    moves = [(key, json.dumps(there[key]), json.dumps(written[key])) for key in changed]
+    return Merge(text, _set_in_place(moves))
+
+
+def _set_in_place(moves: list[tuple[str, str, str]]) -> str:
+    """What a merge changed, from what to what. Told "port already in the file: set to the
+    new value there", the 1.5B model answered "the port is already set to 9090; no changes
+    were made"."""
+    said = ", ".join(
+        f"{key} from {_short(before)} to {_short(after)}" for key, before, after in moves
     )
+    return f"changed {said} in place; the rest of the file is kept"
+
+
+def _short(value: str, most: int = 60) -> str:
+    return value if len(value) <= most else f"{value[: most - 1]}…"
 
 
 SETTINGS_SUFFIXES = (".ini", ".cfg", ".conf", ".toml", ".env", ".properties")
@@ -293,16 +304,12 @@ def merged_settings(path: str, old: str, added: str) -> Merge | None:
         if _goes_on(rest[:cut]):
             return None  # a value over several lines ("deps = [") is not one line to set
         if rest[:cut] != value:
-            changed.append(key)
+            changed.append((key, rest[:cut], value))
             ending = lines[index][len(body) :]
             lines[index] = f"{indent}{key}{separator}{value}{rest[cut:]}{ending}"
     if not changed:
         return Merge(old, "it already has these settings exactly as written; nothing to change")
-    return Merge(
-        "".join(lines),
-        f"{', '.join(changed)} already in the file: set to the new value there; the rest of "
-        "the file is kept",
-    )
+    return Merge("".join(lines), _set_in_place(changed))
 
 
 def _goes_on(value: str) -> bool:

@@ -687,7 +687,10 @@ async def test_json_written_as_part_of_an_object_sets_those_keys(workspace: Path
         settings.write_text(before)
         await call(workspace, "read_file", path="settings.json")
         made = await call(workspace, "write_file", path="settings.json", content=written, mode=mode)
-        assert made.ok and "set to the new value" in made.observation, mode
+        # Said as a change, not as "already in the file": the model then answered that the
+        # port was already 9090 and nothing had changed.
+        assert made.ok and "changed port from 8080 to 9090 in place" in made.observation, mode
+        assert "already" not in made.observation, mode
         assert settings.read_text() == '{\n  "debug": false,\n  "port": 9090\n}\n', mode
     same = await call(workspace, "write_file", path="settings.json", content='{"port": 9090}')
     assert not same.ok and "nothing to change" in same.observation
@@ -713,7 +716,7 @@ async def test_settings_written_over_a_settings_file_are_set_in_place(workspace:
         config.write_text(before)
         await call(workspace, "read_file", path="config.ini")
         made = await call(workspace, "write_file", path="config.ini", content=written, mode=mode)
-        assert made.ok and "set to the new value" in made.observation, written
+        assert made.ok and "changed size from 128 to 256 in place" in made.observation, written
         assert config.read_text() == after, written
     # A key the file does not have, or has in two sections, is no setting to set.
     config.write_text("[a]\nx = 1\n[b]\nx = 2\n")
