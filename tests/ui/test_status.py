@@ -104,8 +104,15 @@ async def test_a_message_typed_while_the_critic_runs_is_sent_after_it(workspace:
 
 
 class SlowLoad(ScriptedProvider):
+    """A model that loads when the test says so (a fixed sleep raced the typing on a busy
+    machine: the message arrived after the load and was never queued)."""
+
+    def __init__(self, script: Script) -> None:
+        super().__init__(script)
+        self.loaded = asyncio.Event()
+
     async def load(self, progress=None) -> None:
-        await asyncio.sleep(0.8)
+        await self.loaded.wait()
 
 
 async def test_a_message_sent_while_the_model_loads_is_kept(workspace: Path) -> None:
@@ -115,6 +122,7 @@ async def test_a_message_sent_while_the_model_loads_is_kept(workspace: Path) -> 
         assert not app.model_ready
         await send(pilot, "hello")
         assert app._queued == "hello"
+        provider.loaded.set()
         await wait_for(
             pilot, lambda: app.model_ready and idle(app) and len(app.orchestrator.history) == 2
         )
