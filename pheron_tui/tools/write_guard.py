@@ -44,6 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from pheron_tui.core.safety import shorten
+
 LOST_LINES_SHOWN = 5
 REWRITE_CHANGES_COMPARED = 50
 REWRITE_LINES_COMPARED = 500
@@ -253,13 +255,9 @@ def _set_in_place(moves: list[tuple[str, str, str]]) -> str:
     new value there", the 1.5B model answered "the port is already set to 9090; no changes
     were made"."""
     said = ", ".join(
-        f"{key} from {_short(before)} to {_short(after)}" for key, before, after in moves
+        f"{key} from {shorten(before, 60)} to {shorten(after, 60)}" for key, before, after in moves
     )
     return f"changed {said} in place; the rest of the file is kept"
-
-
-def _short(value: str, most: int = 60) -> str:
-    return value if len(value) <= most else f"{value[: most - 1]}…"
 
 
 SETTINGS_SUFFIXES = (".ini", ".cfg", ".conf", ".toml", ".env", ".properties")
