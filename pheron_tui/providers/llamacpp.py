@@ -27,9 +27,9 @@ from typing import Any
 
 import httpx
 
-from pheron_tui.core.messages import Chunk, CompletionRequest
+from pheron_tui.core.messages import Chunk, CompletionRequest, PromptProgressChunk, TextChunk
 from pheron_tui.core.provider import Progress, ProviderError
-from pheron_tui.providers.grammar import FREE_LEAD, MAX_CALLS, body_grammar
+from pheron_tui.providers.grammar import FREE_LEAD, MAX_CALLS, body_grammar, forced_start
 from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
 from pheron_tui.providers.openai_compat import OpenAIProvider, ReplyProgress
 from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
@@ -227,8 +227,12 @@ class LlamaCppProvider(OpenAIProvider):
 
         worker = threading.Thread(target=run, name="llamacpp-request", daemon=True)
         worker.start()
+        lead = self._forced_lead(request)
         try:
             async for chunk in self._chunks(events(), ReplyProgress(), budget):
+                if lead and not isinstance(chunk, PromptProgressChunk):
+                    yield TextChunk(text=lead)
+                    lead = ""
                 yield chunk
         finally:
             # Told to stop, the server ends the request at its next event: a token, or the
@@ -260,6 +264,10 @@ class LlamaCppProvider(OpenAIProvider):
             payload["return_progress"] = True  # prompt_progress events while it reads
         if grammar := self._grammar(request):
             payload["grammar"] = grammar
+        if stream and (lead := self._forced_lead(request)):
+            # The server continues a last assistant message (its prefill) and streams only
+            # what follows it: the stream yields the lead itself first.
+            payload["messages"].append({"role": "assistant", "content": lead})
         if self.extra_payload is not None:
             for key, value in self.extra_payload(request).items():
                 if value is None:
@@ -267,6 +275,14 @@ class LlamaCppProvider(OpenAIProvider):
                 else:
                     payload[key] = value
         return payload
+
+    def _forced_lead(self, request: CompletionRequest) -> str:
+        """The start of an unconstrained legacy reply that must call (``CALL(``). Native
+        formats are held to a call by the server's own ``tool_choice``; constrained legacy
+        replies by the grammar."""
+        if self.native_tools or self.constrained:
+            return ""
+        return forced_start("legacy", request)
 
     def _grammar(self, request: CompletionRequest) -> str | None:
         """Legacy format only: a reply that must be a call is constrained to one, one that

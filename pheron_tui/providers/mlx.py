@@ -30,7 +30,7 @@ from pheron_tui.core.messages import (
 from pheron_tui.core.provider import ProviderError, ScoringUnavailable
 from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
-from pheron_tui.providers.grammar import CallFormat, detect_format
+from pheron_tui.providers.grammar import CallFormat, detect_format, forced_start
 from pheron_tui.providers.models import ModelError, catalogue_entry, local_model_path
 from pheron_tui.providers.stop_strings import StopStrings
 from pheron_tui.providers.threaded import Cancelled
@@ -164,6 +164,7 @@ class MLXProvider(InProcessEngine):
 
         tok = self._tok
         started = time.perf_counter()
+        processors, constraint = self._processors(request)
         prompt = self._render(request, generation=True, thinking=request.enable_thinking)
         base = self._render(request, generation=False, thinking=request.enable_thinking)
         cache, reused = self._cached_prefix(prompt)
@@ -177,7 +178,15 @@ class MLXProvider(InProcessEngine):
         in_think = bool(
             tok.has_thinking and tok.rfind_think_start(prompt) > tok.rfind_think_end(prompt)
         )
+        # A reply that must call, with no grammar to hold it and no thinking open, starts
+        # with the call's marker (written into the prompt, after the cached conversation).
+        lead = ""
+        if constraint is None and not in_think:
+            lead = forced_start(self._call_format(), request)
+            prompt += self._encode(lead) if lead else []
         emit(StartChunk(starts_in_think=in_think))
+        if lead:
+            emit(TextChunk(text=lead))
 
         def check_stop(_done: int, _total: int) -> None:
             if stop.is_set():
@@ -188,7 +197,6 @@ class MLXProvider(InProcessEngine):
         stops = StopStrings(request.stop)
         last = None
         sampler = make_sampler(temp=request.temperature)
-        processors, constraint = self._processors(request)
         for response in stream_generate(
             self._model,
             tok,

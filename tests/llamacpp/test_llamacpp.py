@@ -229,6 +229,35 @@ async def test_a_legacy_reply_that_may_call_keeps_any_call_well_formed(gguf: Pat
         assert parsed.kind == "tool_calls", text
 
 
+async def test_an_unconstrained_legacy_reply_that_must_call_starts_as_a_call(gguf: Path) -> None:
+    """With constraining off no grammar holds a step that must call: the reply is started
+    with ``CALL(`` for the model (a prefill), so "required" still means a call, not prose."""
+    provider = LlamaCppProvider(str(gguf), constrained=False)
+    specs = default_registry().specs()
+    request = CompletionRequest(
+        messages=[
+            Message(
+                role="system",
+                content='To read a file, write CALL(read_file) WITH {"path": "the file"}.',
+            ),
+            Message(role="user", content="What is in notes.md? Tell me."),
+        ],
+        tools=specs,
+        tool_choice="required",
+        max_tokens=48,
+        purpose="plan",
+    )
+    try:
+        chunks = [chunk async for chunk in provider.stream(request)]
+        assert provider.tool_mode == "legacy"
+    finally:
+        await provider.aclose()
+    text = "".join(c.text for c in chunks if isinstance(c, TextChunk))
+    parsed = parse_reply(text, {s.function.name: s.function.parameters for s in specs})
+    assert text.startswith("CALL("), text
+    assert parsed.kind == "tool_calls", text
+
+
 async def test_a_constrained_reply_in_free_text_still_ends_with_the_turn(gguf: Path) -> None:
     """Under a grammar, llama.cpp lets the model stop only at a token the grammar names: a
     free answer, or an answer-now step, once ran on to ``max_tokens``. Both end where the

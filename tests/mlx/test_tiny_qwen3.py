@@ -156,3 +156,26 @@ async def test_cancel_stops_generation_within_a_token(tiny_folder: Path) -> None
     assert seen == 5
     await provider.aclose()  # the let-go generation ends first: it stopped at its next token
     assert provider.last_usage is not None and provider.last_usage.completion_tokens <= 8
+
+
+async def test_an_unconstrained_reply_that_must_call_starts_with_the_call(
+    tiny_folder: Path,
+) -> None:
+    """With constraining off, "required" is held by starting the reply with the call's
+    marker in the prompt; a reply free to answer starts as the model likes."""
+    provider = MLXProvider(str(tiny_folder), constrained=False)
+    await provider.load()
+    texts = {}
+    for choice in ("required", "auto"):
+        request = CompletionRequest(
+            messages=[Message(role="user", content="list the files")],
+            tools=default_registry().specs(),
+            tool_choice=choice,
+            purpose="plan",
+            max_tokens=4,
+        )
+        chunks = [c async for c in provider.stream(request)]
+        texts[choice] = "".join(c.text for c in chunks if c.kind == "text")
+    await provider.aclose()
+    assert texts["required"].startswith("<tool_call>"), texts
+    assert not texts["auto"].startswith("<tool_call>"), texts
