@@ -196,34 +196,37 @@ async def test_a_legacy_reply_that_must_be_a_call_is_one(workspace: Path, gguf: 
     assert proposed[0].tool in {t.name for t in default_registry()}
 
 
-async def test_a_legacy_reply_that_may_call_keeps_any_call_well_formed(gguf: Path) -> None:
-    """A legacy step that may call (tool_choice auto) goes with a grammar that leaves prose
-    free and holds a call to the tools from ``CALL(`` on: llama.cpp takes it (its llguidance
-    reads the lazy lead and the text-without-marker terminal), and whatever the model writes
-    parses, with every call it makes a valid one."""
-    provider = LlamaCppProvider(str(gguf))
-    await provider.load()
-    specs = default_registry().specs()
+async def legacy_reply(gguf: Path, ask: str, tool_choice: str, constrained: bool = True) -> str:
+    """The text of one legacy planning reply to ``ask``, the built-in tools offered."""
+    provider = LlamaCppProvider(str(gguf), constrained=constrained)
     request = CompletionRequest(
         messages=[
             Message(
                 role="system",
                 content='To read a file, write CALL(read_file) WITH {"path": "the file"}.',
             ),
-            Message(role="user", content="Read notes.md"),
+            Message(role="user", content=ask),
         ],
-        tools=specs,
-        tool_choice="auto",
+        tools=default_registry().specs(),
+        tool_choice=tool_choice,
         max_tokens=48,
         purpose="plan",
     )
     try:
-        assert provider.tool_mode == "legacy"
         chunks = [chunk async for chunk in provider.stream(request)]
-        text = "".join(c.text for c in chunks if isinstance(c, TextChunk))
+        assert provider.tool_mode == "legacy"
     finally:
         await provider.aclose()
-    parsed = parse_reply(text, {s.function.name: s.function.parameters for s in specs})
+    return "".join(c.text for c in chunks if isinstance(c, TextChunk))
+
+
+async def test_a_legacy_reply_that_may_call_keeps_any_call_well_formed(gguf: Path) -> None:
+    """A legacy step that may call (tool_choice auto) goes with a grammar that leaves prose
+    free and holds a call to the tools from ``CALL(`` on: llama.cpp takes it (its llguidance
+    reads the lazy lead and the text-without-marker terminal), and whatever the model writes
+    parses, with every call it makes a valid one."""
+    text = await legacy_reply(gguf, "Read notes.md", "auto")
+    parsed = parse_reply(text, default_registry().schemas())
     assert all(call.error is None for call in parsed.calls), text
     if "CALL(" in text:
         assert parsed.kind == "tool_calls", text
@@ -232,30 +235,9 @@ async def test_a_legacy_reply_that_may_call_keeps_any_call_well_formed(gguf: Pat
 async def test_an_unconstrained_legacy_reply_that_must_call_starts_as_a_call(gguf: Path) -> None:
     """With constraining off no grammar holds a step that must call: the reply is started
     with ``CALL(`` for the model (a prefill), so "required" still means a call, not prose."""
-    provider = LlamaCppProvider(str(gguf), constrained=False)
-    specs = default_registry().specs()
-    request = CompletionRequest(
-        messages=[
-            Message(
-                role="system",
-                content='To read a file, write CALL(read_file) WITH {"path": "the file"}.',
-            ),
-            Message(role="user", content="What is in notes.md? Tell me."),
-        ],
-        tools=specs,
-        tool_choice="required",
-        max_tokens=48,
-        purpose="plan",
-    )
-    try:
-        chunks = [chunk async for chunk in provider.stream(request)]
-        assert provider.tool_mode == "legacy"
-    finally:
-        await provider.aclose()
-    text = "".join(c.text for c in chunks if isinstance(c, TextChunk))
-    parsed = parse_reply(text, {s.function.name: s.function.parameters for s in specs})
+    text = await legacy_reply(gguf, "What is in notes.md? Tell me.", "required", False)
     assert text.startswith("CALL("), text
-    assert parsed.kind == "tool_calls", text
+    assert parse_reply(text, default_registry().schemas()).kind == "tool_calls", text
 
 
 async def test_a_constrained_reply_in_free_text_still_ends_with_the_turn(gguf: Path) -> None:
