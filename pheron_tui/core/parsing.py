@@ -16,7 +16,7 @@ import ast
 import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -373,11 +373,23 @@ def distinct_calls(calls: list[ParsedCall]) -> list[ParsedCall]:
     return kept
 
 
+def known_name(name: str, names: Iterable[str]) -> str:
+    """``name`` as the one tool of ``names`` that differs from it in case only spells it
+    (the 1.5B model, its reply started with ``CALL(``, went on in capitals:
+    ``CALL(READ_FILE)``); ``name`` itself otherwise."""
+    folded = name.casefold()
+    matches = [known for known in names if known.casefold() == folded]
+    return matches[0] if len(matches) == 1 else name
+
+
 def typed_calls(
     calls: list[ParsedCall], schemas: Mapping[str, Mapping[str, Any]] | None
 ) -> list[ParsedCall]:
-    """The calls, each one's arguments ``conformed`` to its tool's parameters."""
+    """The calls, each naming its tool as the tool is spelt (``known_name``) and its arguments
+    ``conformed`` to the tool's parameters."""
     for call in calls:
+        if schemas and call.name and call.name not in schemas:
+            call.name = known_name(call.name, schemas)
         if call.error is None and schemas and call.name in schemas:
             call.arguments = conformed(call.arguments, {"type": "object", **schemas[call.name]})
     return calls

@@ -143,6 +143,17 @@ def test_legacy_call_by_name_and_by_ubid_with_and_without_brackets() -> None:
         assert reply.calls[0].arguments == {"path": "a.txt"}
 
 
+def test_a_tool_named_in_other_case_is_that_tool_with_typed_arguments() -> None:
+    """``CALL(READ_FILE)``: the 1.5B model, its reply started with ``CALL(``, wrote names in
+    capitals. One tool differs in case only: it is that tool, its arguments typed by it."""
+    [call] = parse_reply('CALL(READ_FILE) WITH {"path": "a.txt", "offset": "3"}', SCHEMAS).calls
+    assert (call.name, call.error) == ("read_file", None)
+    assert call.arguments["offset"] == 3
+    schemas = {"Lookup": {"type": "object"}, "lookup": {"type": "object"}, **SCHEMAS}
+    [call] = parse_reply('CALL(LOOKUP) WITH {"q": "x"}', schemas).calls
+    assert call.name == "LOOKUP"  # two tools differ only in case: neither is guessed
+
+
 def test_legacy_call_with_nested_json_and_braces_in_strings() -> None:
     [call] = parse_reply('CALL(write_file) WITH {"path": "a", "content": "{x} }"} trailing').calls
     assert call.arguments == {"path": "a", "content": "{x} }"}
