@@ -159,7 +159,9 @@ PARROT_MESSAGE = (
 
 
 def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9_.]+", text.lower())
+    """Lower-case words, names with dots kept whole (``notes.md``), a sentence's full stop
+    not part of its last word."""
+    return [w for w in (w.strip(".") for w in re.findall(r"[a-z0-9_.]+", text.lower())) if w]
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w]|\.\d)")
@@ -172,11 +174,18 @@ def numbers(text: str) -> list[str]:
     return _NUMBER.findall(_THOUSANDS.sub("", text))
 
 
+_ANSWERING_WORDS = frozenset({"yes", "no", "true", "false", "none"})
+
+
 def parrots(question: str, request: str) -> bool:
     """Whether a CLARIFY question (or an answer) is just the request said back (most of its
-    words, in the request)."""
+    words, in the request, and none of the others a number or a yes or no: "2 TODO items
+    are in notes.md" for "How many TODO items are in notes.md?" answers it)."""
     asked, said = words(question), set(words(request))
-    return bool(asked) and sum(w in said for w in asked) >= 0.8 * len(asked)
+    new = [w for w in asked if w not in said]
+    if any(w in _ANSWERING_WORDS or any(c.isdigit() for c in w) for w in new):
+        return False
+    return bool(asked) and len(asked) - len(new) >= 0.8 * len(asked)
 
 
 def _with_hint(note: str, hint: str) -> str:

@@ -589,6 +589,28 @@ async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_ag
     assert again.status == "finished" and again.answer == request
 
 
+@pytest.mark.parametrize(
+    ("request_text", "answer"),
+    [
+        ("How many lines are in notes.md?", "2 lines are in notes.md"),
+        ("Is milk in notes.md?", "Yes, milk is in notes.md"),
+    ],
+)
+async def test_an_answer_in_the_requests_words_with_a_number_or_yes_is_an_answer(
+    make_agent, request_text: str, answer: str
+) -> None:
+    """Most of its words are the request's, but the number (the yes) is what was asked."""
+    agent = make_agent(
+        classify=["task"],
+        plan=['CALL(read_file) WITH {"path": "notes.md"}', answer, "sent back"],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit(request_text)
+    assert result.answer == answer
+    told = [m.content for m in agent.orchestrator.history if m.role == "user"]
+    assert not any("repeats the request" in text for text in told)
+
+
 async def test_an_order_answered_with_nothing_done_is_told_to_act_once(
     make_agent, workspace
 ) -> None:
