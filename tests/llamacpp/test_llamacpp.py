@@ -234,9 +234,9 @@ async def test_a_legacy_reply_that_may_call_keeps_any_call_well_formed(gguf: Pat
 
 async def test_an_unconstrained_legacy_reply_that_must_call_starts_as_a_call(gguf: Path) -> None:
     """With constraining off no grammar holds a step that must call: the reply is started
-    with ``CALL(`` for the model (a prefill), so "required" still means a call, not prose."""
+    with ``CALL`` for the model (a prefill), so "required" still means a call, not prose."""
     text = await legacy_reply(gguf, "What is in notes.md? Tell me.", "required", False)
-    assert text.startswith("CALL("), text
+    assert text.startswith("CALL"), text
     assert parse_reply(text, default_registry().schemas()).kind == "tool_calls", text
 
 
