@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import llguidance
 
-from pheron_tui.core.messages import CompletionRequest, ToolSpec
+from pheron_tui.core.messages import ToolSpec
 from pheron_tui.core.tool_schema import repaired
 
 CallFormat = Literal["qwen_json", "qwen_xml", "legacy"]
@@ -33,28 +33,6 @@ START_MARKERS: dict[CallFormat, str] = {
     "legacy": "CALL(",
 }
 END_MARKER = "</tool_call>"
-
-
-FORCED_LEADS: dict[CallFormat, str] = {
-    "qwen_json": "<tool_call>",
-    "qwen_xml": "<tool_call>",
-    "legacy": "CALL",
-}
-"""The start markers up to where a model's own tokens break: ``CALL(read_file)`` is
-``CALL``, ``(read``, ``_file``, ``)``. Started with ``CALL(``, a lone ``(`` the model never
-writes, the 1.5B model wrote ``CALL( triangle_area_heron)`` for ``math.triangle_area_heron``
-and ``weathers.get…`` for ``weather.get…``."""
-
-
-def forced_start(fmt: CallFormat, request: CompletionRequest) -> str:
-    """What a planning reply that must call (``tool_choice="required"``) starts with when no
-    grammar holds it: the call's start marker (``FORCED_LEADS``), written into the prompt as
-    the start of the reply, so "required" holds unconstrained too. Asked to call without it,
-    the 1.5B model answered 3 of the first 15 BFCL ``multiple`` questions in prose. Empty
-    otherwise."""
-    if request.tools and request.purpose == "plan" and request.tool_choice == "required":
-        return FORCED_LEADS[fmt]
-    return ""
 
 
 _COMPACT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}

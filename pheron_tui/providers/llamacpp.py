@@ -29,7 +29,8 @@ import httpx
 
 from pheron_tui.core.messages import Chunk, CompletionRequest, PromptProgressChunk, TextChunk
 from pheron_tui.core.provider import Progress, ProviderError
-from pheron_tui.providers.grammar import FREE_LEAD, MAX_CALLS, body_grammar, forced_start
+from pheron_tui.providers.forced_lead import LeadHold, forced_start
+from pheron_tui.providers.grammar import FREE_LEAD, MAX_CALLS, body_grammar
 from pheron_tui.providers.models import ModelError, catalogue_entry, display_name, gguf_file
 from pheron_tui.providers.openai_compat import OpenAIProvider, ReplyProgress
 from pheron_tui.providers.server_limits import MAX_CHARS_PER_TOKEN, Body
@@ -227,12 +228,15 @@ class LlamaCppProvider(OpenAIProvider):
 
         worker = threading.Thread(target=run, name="llamacpp-request", daemon=True)
         worker.start()
-        lead = self._forced_lead(request)
+        hold = LeadHold("legacy", self._forced_lead(request))
         try:
             async for chunk in self._chunks(events(), ReplyProgress(), budget):
-                if lead and not isinstance(chunk, PromptProgressChunk):
-                    yield TextChunk(text=lead)
-                    lead = ""
+                if isinstance(chunk, TextChunk):
+                    if text := hold.feed(chunk.text):
+                        yield TextChunk(text=text)
+                    continue
+                if not isinstance(chunk, PromptProgressChunk) and (rest := hold.finish()):
+                    yield TextChunk(text=rest)
                 yield chunk
         finally:
             # Told to stop, the server ends the request at its next event: a token, or the
@@ -266,7 +270,7 @@ class LlamaCppProvider(OpenAIProvider):
             payload["grammar"] = grammar
         if stream and (lead := self._forced_lead(request)):
             # The server continues a last assistant message (its prefill) and streams only
-            # what follows it: the stream yields the lead itself first.
+            # what follows it: the stream puts the lead back in front (``LeadHold``).
             payload["messages"].append({"role": "assistant", "content": lead})
         if self.extra_payload is not None:
             for key, value in self.extra_payload(request).items():

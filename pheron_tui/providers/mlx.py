@@ -30,7 +30,8 @@ from pheron_tui.core.messages import (
 from pheron_tui.core.provider import ProviderError, ScoringUnavailable
 from pheron_tui.providers.constrain import ToolCallConstraint
 from pheron_tui.providers.engine import InProcessEngine, mask_ms_per_token
-from pheron_tui.providers.grammar import CallFormat, detect_format, forced_start
+from pheron_tui.providers.forced_lead import LeadHold, forced_start
+from pheron_tui.providers.grammar import CallFormat, detect_format
 from pheron_tui.providers.models import ModelError, catalogue_entry, local_model_path
 from pheron_tui.providers.stop_strings import StopStrings
 from pheron_tui.providers.threaded import Cancelled
@@ -180,13 +181,11 @@ class MLXProvider(InProcessEngine):
         )
         # A reply that must call, with no grammar to hold it and no thinking open, starts
         # with the call's marker (written into the prompt, after the cached conversation).
-        lead = ""
-        if constraint is None and not in_think:
-            lead = forced_start(self._call_format(), request)
-            prompt += self._encode(lead) if lead else []
+        fmt = self._call_format()
+        lead = forced_start(fmt, request) if constraint is None and not in_think else ""
+        prompt += self._encode(lead) if lead else []
+        hold = LeadHold(fmt, lead)
         emit(StartChunk(starts_in_think=in_think))
-        if lead:
-            emit(TextChunk(text=lead))
 
         def check_stop(_done: int, _total: int) -> None:
             if stop.is_set():
@@ -211,11 +210,11 @@ class MLXProvider(InProcessEngine):
                 first_at = time.perf_counter()
             generated.append(response.token)
             last = response
-            if response.text and (text := stops.feed(response.text)):
+            if response.text and (text := hold.feed(stops.feed(response.text))):
                 emit(TextChunk(text=text))
             if stop.is_set() or stops.stopped:
                 break
-        if rest := stops.finish():
+        if rest := hold.feed(stops.finish()) + hold.finish():
             emit(TextChunk(text=rest))
         self._cache.insert_cache(self.model, prompt + generated, cache)
         usage = Usage(
