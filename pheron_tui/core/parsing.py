@@ -373,13 +373,26 @@ def distinct_calls(calls: list[ParsedCall]) -> list[ParsedCall]:
     return kept
 
 
+NAMESPACE_SEPARATORS = (".", "__")
+"""Between a tool's namespace and its own name: ``maps.shortest_path``, an MCP server's
+``git__git_status``."""
+
+
 def known_name(name: str, names: Iterable[str]) -> str:
-    """``name`` as the one tool of ``names`` that differs from it in case only spells it
-    (the 1.5B model, its reply started with ``CALL(``, went on in capitals:
-    ``CALL(READ_FILE)``); ``name`` itself otherwise."""
+    """``name`` as the one tool of ``names`` it means spells it: the one that differs from it
+    in case only (the 1.5B model, its reply started with ``CALL(``, went on in capitals:
+    ``CALL(READ_FILE)``), else the one whose own name it is without the namespace
+    (unconstrained, the same model wrote ``shortest_path`` for ``maps.shortest_path`` and
+    ``biot_savart_law`` for ``electromagnetism.biot_savart_law``). ``name`` itself where
+    none or several fit: a call is never sent to a tool guessed among two."""
     folded = name.casefold()
-    matches = [known for known in names if known.casefold() == folded]
-    return matches[0] if len(matches) == 1 else name
+    ends = tuple(separator + folded for separator in NAMESPACE_SEPARATORS)
+    known = list(names)
+    for fits in (lambda k: k.casefold() == folded, lambda k: k.casefold().endswith(ends)):
+        matches = [k for k in known if fits(k)]
+        if matches:
+            return matches[0] if len(matches) == 1 else name
+    return name
 
 
 def typed_calls(

@@ -154,6 +154,22 @@ def test_a_tool_named_in_other_case_is_that_tool_with_typed_arguments() -> None:
     assert call.name == "LOOKUP"  # two tools differ only in case: neither is guessed
 
 
+def test_a_tool_named_without_its_namespace_is_that_tool_when_only_one_fits() -> None:
+    """Unconstrained, the 1.5B model wrote ``shortest_path`` for ``maps.shortest_path``."""
+    number = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    schemas = {"maps.shortest_path": number, "git__git_status": number, "route": number}
+    for written, meant in [
+        ("shortest_path", "maps.shortest_path"),
+        ("GIT_STATUS", "git__git_status"),
+    ]:
+        [call] = parse_reply(f'CALL({written}) WITH {{"n": "2"}}', schemas).calls
+        assert (call.name, call.arguments) == (meant, {"n": 2})
+    two = {"maps.route": number, "trains.route": number}
+    assert parse_reply('CALL(route) WITH {"n": 2}', two).calls[0].name == "route"
+    # a tool of that very name comes before any namespaced one
+    assert parse_reply('CALL(route) WITH {"n": 2}', schemas).calls[0].name == "route"
+
+
 def test_legacy_call_with_nested_json_and_braces_in_strings() -> None:
     [call] = parse_reply('CALL(write_file) WITH {"path": "a", "content": "{x} }"} trailing').calls
     assert call.arguments == {"path": "a", "content": "{x} }"}
