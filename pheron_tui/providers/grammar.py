@@ -34,7 +34,6 @@ START_MARKERS: dict[CallFormat, str] = {
 }
 END_MARKER = "</tool_call>"
 
-
 _COMPACT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 MAX_CALLS = 8
 """How many calls a reply that must call may hold: as many as BFCL's parallel questions ask

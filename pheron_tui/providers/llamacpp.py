@@ -281,7 +281,7 @@ class LlamaCppProvider(OpenAIProvider):
         return payload
 
     def _forced_lead(self, request: CompletionRequest) -> str:
-        """The start of an unconstrained legacy reply that must call (``CALL(``). Native
+        """The start of an unconstrained legacy reply that must call (``CALL``). Native
         formats are held to a call by the server's own ``tool_choice``; constrained legacy
         replies by the grammar."""
         if self.native_tools or self.constrained:
