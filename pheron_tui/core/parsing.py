@@ -380,8 +380,8 @@ NAMESPACE_SEPARATORS = (".", "__")
 
 def known_name(name: str, names: Iterable[str]) -> str:
     """``name`` as the one tool of ``names`` it means spells it: the one that differs from it
-    in case only (the 1.5B model, its reply started with ``CALL(``, went on in capitals:
-    ``CALL(READ_FILE)``), else the one whose own name it is without the namespace
+    in case only (the 1.5B model, its reply started for it with a lone ``(``, went on in
+    capitals: ``CALL(READ_FILE)``), else the one whose own name it is without the namespace
     (unconstrained, the same model wrote ``shortest_path`` for ``maps.shortest_path`` and
     ``biot_savart_law`` for ``electromagnetism.biot_savart_law``). ``name`` itself where
     none or several fit: a call is never sent to a tool guessed among two."""
