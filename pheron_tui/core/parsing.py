@@ -16,7 +16,7 @@ import ast
 import itertools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -175,19 +175,45 @@ class _TooDeep(ValueError):
     pass
 
 
-def loads(text: str) -> Any:
-    """``json.loads`` that fails with a ValueError, never a RecursionError, on deep nesting."""
+# A string (closed, or running to the end of the text) or a Python constant outside one.
+_STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|\b(True|False|None)\b', re.DOTALL)
+_JSON_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _json_constants(text: str) -> str:
+    """``text`` with Python's ``True``/``False``/``None`` outside strings written as JSON's.
+    The 1.5B model, unconstrained, writes ``{"standardize": True}`` in 5 of the 8 BFCL multiple
+    calls it got wrong for want of valid JSON. Each word keeps its length, so positions in an
+    error still point into what the model wrote."""
+    return _STRING_OR_CONSTANT.sub(
+        lambda m: _JSON_CONSTANTS[m.group(1)] if m.group(1) else m.group(0), text
+    )
+
+
+def _decoded(decode: Callable[[str], Any], text: str) -> Any:
+    """``decode(text)``, or of ``text`` with Python's constants made JSON's when it does not
+    decode as written; a ValueError (never a RecursionError, on deep nesting) otherwise, about
+    what is wrong past the constants."""
     try:
-        return json.loads(text)
+        try:
+            return decode(text)
+        except json.JSONDecodeError:
+            fixed = _json_constants(text)
+            if fixed == text:
+                raise
+        return decode(fixed)
     except RecursionError:
         raise ValueError("the JSON is nested too deeply") from None
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` of what a model wrote (see ``_decoded``)."""
+    return _decoded(json.loads, text)
 
 
 def raw_decode(text: str) -> tuple[Any, int]:
-    try:
-        return json.JSONDecoder().raw_decode(text)
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
+    """The JSON value at the start of ``text`` and where it ends (see ``_decoded``)."""
+    return _decoded(json.JSONDecoder().raw_decode, text)
 
 
 def _clean(value: Any, depth: int = 0) -> Any:

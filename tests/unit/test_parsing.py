@@ -175,6 +175,58 @@ def test_legacy_call_with_nested_json_and_braces_in_strings() -> None:
     assert call.arguments == {"path": "a", "content": "{x} }"}
 
 
+def test_python_constants_in_arguments_are_read_as_json_ones() -> None:
+    """Unconstrained, the 1.5B model writes ``{"standardize": True}``: 5 of the 8 BFCL multiple
+    calls it got wrong were that alone. Every call form reads them; inside a string they stay."""
+    arguments = '{"path": "True None.txt", "flag": True, "off": False, "limit": None}'
+    meant = {"path": "True None.txt", "flag": True, "off": False, "limit": None}
+    for reply in [
+        f"CALL(read_file) WITH {arguments}",
+        f'<tool_call>{{"name": "read_file", "arguments": {arguments}}}</tool_call>',
+        f'```json\n{{"name": "read_file", "arguments": {arguments}}}\n```',
+    ]:
+        [call] = parse_reply(reply, {"read_file": {"type": "object"}}).calls
+        assert (call.name, call.error, call.arguments) == ("read_file", None, meant), reply
+
+
+def test_json_broken_past_its_python_constants_is_reported_where_it_breaks() -> None:
+    [call] = parse_reply('CALL(read_file) WITH {"flag": True, "path": }').calls
+    assert "position 23" in (call.error or "")  # at the "}", not at True (9)
+
+
+def _python_style(value: object) -> str:
+    """``value`` as JSON but for Python's spelling of true, false and null."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_python_style(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = (f"{json.dumps(k)}: {_python_style(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    return json.dumps(value)
+
+
+_WORDY = st.lists(st.sampled_from(["True", "None", "False", " ", '"', "\\", "x"]), max_size=6).map(
+    "".join
+)
+
+
+@given(
+    st.dictionaries(
+        _WORDY,
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | _WORDY,
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_WORDY, inner, max_size=3),
+            max_leaves=8,
+        ),
+        max_size=4,
+    )
+)
+def test_arguments_with_python_constants_read_as_their_value(arguments: dict) -> None:
+    [call] = parse_reply(f"CALL(measure) WITH {_python_style(arguments)}").calls
+    assert (call.error, call.arguments) == (None, arguments)
+
+
 def test_legacy_call_without_arguments_is_an_error() -> None:
     [call] = parse_reply("CALL(list_dir)").calls
     assert "WITH" in (call.error or "")
