@@ -13,6 +13,7 @@ with an ``error`` that the orchestrator turns into an observation for the model.
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 import json
 import re
@@ -409,16 +410,34 @@ def known_name(name: str, names: Iterable[str]) -> str:
     in case only (the 1.5B model, its reply started for it with a lone ``(``, went on in
     capitals: ``CALL(READ_FILE)``), else the one whose own name it is without the namespace
     (unconstrained, the same model wrote ``shortest_path`` for ``maps.shortest_path`` and
-    ``biot_savart_law`` for ``electromagnetism.biot_savart_law``). ``name`` itself where
-    none or several fit: a call is never sent to a tool guessed among two."""
+    ``biot_savart_law`` for ``electromagnetism.biot_savart_law``), else the one it is
+    spelt like (``emagnetic_force`` for ``electromagnetic_force``, the same model).
+    ``name`` itself where none or several fit: a call is never sent to a tool guessed among
+    two."""
     folded = name.casefold()
     ends = tuple(separator + folded for separator in NAMESPACE_SEPARATORS)
     known = list(names)
-    for fits in (lambda k: k.casefold() == folded, lambda k: k.casefold().endswith(ends)):
+    for fits in (
+        lambda k: k.casefold() == folded,
+        lambda k: k.casefold().endswith(ends),
+        lambda k: _spelt_alike(folded, k.casefold()),
+    ):
         matches = [k for k in known if fits(k)]
         if matches:
             return matches[0] if len(matches) == 1 else name
     return name
+
+
+SPELT_ALIKE = 0.8
+"""How alike (``difflib``'s ratio) a name must be to a tool's to be taken for it misspelt:
+``emagnetic_force`` for ``electromagnetic_force`` is 0.83, ``read_files`` for ``read_file``
+0.95; ``delete_files`` is not ``delete_path`` (0.61), ``list_directory`` not ``list_dir``
+(0.73)."""
+
+
+def _spelt_alike(name: str, tool: str) -> bool:
+    matcher = difflib.SequenceMatcher(None, name, tool)
+    return matcher.real_quick_ratio() >= SPELT_ALIKE and matcher.ratio() >= SPELT_ALIKE
 
 
 def typed_calls(

@@ -175,6 +175,26 @@ def test_legacy_call_with_nested_json_and_braces_in_strings() -> None:
     assert call.arguments == {"path": "a", "content": "{x} }"}
 
 
+def test_a_tool_name_misspelt_is_that_tool_when_only_one_is_spelt_like_it() -> None:
+    """Unconstrained, the 1.5B model wrote ``emagnetic_force`` for ``electromagnetic_force``."""
+    number = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    schemas = {"electromagnetic_force": number, **SCHEMAS}
+    for written, meant in [
+        ("emagnetic_force", "electromagnetic_force"),
+        ("read_files", "read_file"),
+        ("Search_File", "search_files"),
+    ]:
+        [call] = parse_reply(f'CALL({written}) WITH {{"n": "2"}}', schemas).calls
+        assert call.name == meant, written
+    assert parse_reply('CALL(emagnetic_force) WITH {"n": "2"}', schemas).calls[0].arguments == {
+        "n": 2
+    }
+    # not alike enough, or alike two tools: the name stays, and the call fails as unknown
+    tools = {name: number for name in ("delete_path", "list_dir", "get_rate", "get_date")}
+    for written in ("delete_files", "list_directory", "get_ate", "x" * 10_000):
+        assert parse_reply(f'CALL({written}) WITH {{"n": 2}}', tools).calls[0].name == written
+
+
 def test_python_constants_in_arguments_are_read_as_json_ones() -> None:
     """Unconstrained, the 1.5B model writes ``{"standardize": True}``: 5 of the 8 BFCL multiple
     calls it got wrong were that alone. Every call form reads them; inside a string they stay."""
