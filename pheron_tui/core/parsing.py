@@ -27,18 +27,20 @@ from pheron_tui.core.think import partial_suffix
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 
+# Every pattern here runs on whatever a model wrote, thousands of spaces or markers included:
+# names are bounded and no two repeats can share a character, so none of them backtracks.
+CLARIFY_START = "CLARIFY("
 _CLARIFY_RE = re.compile(
-    r"CLARIFY\(\s*(?:\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|(.*?))\s*\)", re.DOTALL
+    r"CLARIFY\(\s*+(?:\"((?:[^\"\\]|\\.)*+)\"|'((?:[^'\\]|\\.)*+)'|([^)]*+))\s*+\)", re.DOTALL
 )
-# Closed by nothing: "CLARIFY(\"The function has been added.</final>" (the 1.5B model), or a
-# reply cut at its token limit. What follows the opening is the question.
-_OPEN_CLARIFY_RE = re.compile(r"CLARIFY\(\s*[\"']?(.*?)[\"']?\s*(?:</final>\s*)?\Z", re.DOTALL)
 _TOOL_BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
-_FUNCTION_RE = re.compile(r"<function=([^>\n]*)>(.*?)(?:</function>|\Z)", re.DOTALL)
+_FUNCTION_RE = re.compile(r"<function=([^>\n]{0,200}+)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _PARAMETER_RE = re.compile(
-    r"<parameter=([^>\n]*)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
+    r"<parameter=([^>\n]{0,200}+)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
 )
-_LEGACY_RE = re.compile(r"CALL\(\s*\[?\s*([^\]\)\s]*)\s*\]?\s*\)\s*(?:WITH\s*)?", re.DOTALL)
+# The target runs to the bracket: a name with a space in it (``CALL(l lawsuits_search)``, the
+# 1.5B model) is still a call, to be named right or refused, never the answer.
+_LEGACY_RE = re.compile(r"CALL\(([^)\n]{0,200}+)\)\s*+(?:WITH\s*+)?")
 _FINAL_RE = re.compile(r"<final>(.*?)(?:</final>|\Z)", re.DOTALL)
 
 #: Markers after which a streamed planning reply is no longer shown as answer text.
@@ -64,18 +66,27 @@ class ParsedReply:
 
 
 def parse_clarify(text: str) -> str | None:
-    match = _CLARIFY_RE.search(text)
-    if match is None or (match.group(3) or "").lstrip()[:1] in ('"', "'"):
+    """The question of the reply's first ``CLARIFY(…)``, quoted or not; one closed by nothing
+    (``CLARIFY("The function has been added.</final>``, the 1.5B model, or a reply cut at its
+    token limit) asks what follows its opening."""
+    start = text.find(CLARIFY_START)
+    if start < 0:
+        return None
+    match = _CLARIFY_RE.match(text, start)
+    if match is None or (match.group(3) or "")[:1] in ('"', "'"):
         # No closing bracket, or a quote never closed before one inside the question.
-        unclosed = _OPEN_CLARIFY_RE.search(text)
-        if unclosed is None:
-            return None
-        question = unclosed.group(1)
+        question = _unclosed_question(text[start + len(CLARIFY_START) :])
     else:
         double, single, bare = match.groups()
         question = double if double is not None else single if single is not None else bare
     question = question.replace('\\"', '"').replace("\\'", "'").strip()
     return question or None
+
+
+def _unclosed_question(rest: str) -> str:
+    question = rest.strip().removesuffix("</final>").rstrip()
+    question = question[1:] if question[:1] in ('"', "'") else question
+    return question[:-1] if question[-1:] in ('"', "'") else question
 
 
 def _coerce(value: str, schema: Mapping[str, Any] | None) -> Any:
@@ -176,35 +187,39 @@ class _TooDeep(ValueError):
     pass
 
 
-# A string (closed, or running to the end of the text) or a Python constant outside one.
-_STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|\b(True|False|None)\b', re.DOTALL)
 _JSON_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-
-
-def _json_constants(text: str) -> str:
-    """``text`` with Python's ``True``/``False``/``None`` outside strings written as JSON's.
-    The 1.5B model, unconstrained, writes ``{"standardize": True}`` in 5 of the 8 BFCL multiple
-    calls it got wrong for want of valid JSON. Each word keeps its length, so positions in an
-    error still point into what the model wrote."""
-    return _STRING_OR_CONSTANT.sub(
-        lambda m: _JSON_CONSTANTS[m.group(1)] if m.group(1) else m.group(0), text
-    )
+MAX_CONSTANTS_READ = 64
 
 
 def _decoded(decode: Callable[[str], Any], text: str) -> Any:
-    """``decode(text)``, or of ``text`` with Python's constants made JSON's when it does not
-    decode as written; a ValueError (never a RecursionError, on deep nesting) otherwise, about
-    what is wrong past the constants."""
+    """``decode(text)``, reading Python's ``True``/``False``/``None`` where a JSON value is
+    expected as JSON's: the 1.5B model, unconstrained, writes ``{"standardize": True}`` (5 of
+    the 8 BFCL multiple calls it got wrong for want of valid JSON). The decoder says where it
+    expected a value, so a word in a string is never touched; each keeps its length, so an
+    error's position points into what the model wrote, past the constants. A ValueError, never
+    a RecursionError (deep nesting), when it does not decode."""
     try:
-        try:
-            return decode(text)
-        except json.JSONDecodeError:
-            fixed = _json_constants(text)
-            if fixed == text:
-                raise
-        return decode(fixed)
+        for _ in range(MAX_CONSTANTS_READ):
+            try:
+                return decode(text)
+            except json.JSONDecodeError as exc:
+                constant = _constant_at(text, exc.pos) if exc.msg == "Expecting value" else None
+                if constant is None:
+                    raise
+                end = exc.pos + len(constant)
+                text = text[: exc.pos] + _JSON_CONSTANTS[constant] + text[end:]
+        return decode(text)
     except RecursionError:
         raise ValueError("the JSON is nested too deeply") from None
+
+
+def _constant_at(text: str, position: int) -> str | None:
+    for constant in _JSON_CONSTANTS:
+        end = position + len(constant)
+        after = text[end : end + 1]
+        if text.startswith(constant, position) and not (after.isalnum() or after == "_"):
+            return constant
+    return None
 
 
 def loads(text: str) -> Any:
@@ -272,13 +287,18 @@ def _guess_name(text: str) -> str:
     return match.group(1) if match else ""
 
 
+MAX_CALLS_READ = 32
+"""A reply's calls past this many are not read: a reply that loops on a call would otherwise
+ask for one approval after another (and cost a pass over the rest of the reply each)."""
+
+
 def parse_native_calls(
     text: str, schemas: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[ParsedCall]:
     """Every ``<tool_call>`` block in order, JSON or XML; an unclosed last block is an error."""
     schemas = schemas or {}
     calls: list[ParsedCall] = []
-    for match in _TOOL_BLOCK_RE.finditer(text):
+    for match in itertools.islice(_TOOL_BLOCK_RE.finditer(text), MAX_CALLS_READ):
         body = match.group(1)
         closed = match.group(0).endswith(TOOL_CALL_CLOSE)
         call = _parse_xml_call(body, schemas) if "<function=" in body else _parse_json_call(body)
@@ -335,7 +355,7 @@ def parse_bare_calls(text: str, tools: Mapping[str, Any]) -> tuple[list[ParsedCa
 def parse_legacy_calls(text: str) -> list[ParsedCall]:
     """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets."""
     calls: list[ParsedCall] = []
-    for match in _LEGACY_RE.finditer(text):
+    for match in itertools.islice(_LEGACY_RE.finditer(text), MAX_CALLS_READ):
         target = match.group(1).strip().strip("[]\"'")
         rest = text[match.end() :].lstrip()
         if not target:

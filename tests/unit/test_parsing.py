@@ -191,7 +191,7 @@ def test_a_tool_name_misspelt_is_that_tool_when_only_one_is_spelt_like_it() -> N
     }
     # not alike enough, or alike two tools: the name stays, and the call fails as unknown
     tools = {name: number for name in ("delete_path", "list_dir", "get_rate", "get_date")}
-    for written in ("delete_files", "list_directory", "get_ate", "x" * 10_000):
+    for written in ("delete_files", "list_directory", "get_ate", "x" * 150):
         assert parse_reply(f'CALL({written}) WITH {{"n": 2}}', tools).calls[0].name == written
 
 
@@ -245,6 +245,32 @@ _WORDY = st.lists(st.sampled_from(["True", "None", "False", " ", '"', "\\", "x"]
 def test_arguments_with_python_constants_read_as_their_value(arguments: dict) -> None:
     [call] = parse_reply(f"CALL(measure) WITH {_python_style(arguments)}").calls
     assert (call.error, call.arguments) == (None, arguments)
+
+
+def test_a_call_whose_name_has_a_space_is_a_call_not_the_answer() -> None:
+    """``CALL(l lawsuits_search)`` (the 1.5B model) was read as the final answer, markup and
+    all: the user was shown it. Now it is a call, named by the one tool spelt like it."""
+    schemas = {"lawsuits_search": {"type": "object"}, **SCHEMAS}
+    reply = parse_reply('Sure. CALL(l lawsuits_search) WITH {"company": "Google"}', schemas)
+    assert (reply.kind, reply.text) == ("tool_calls", "Sure.")
+    assert (reply.calls[0].name, reply.calls[0].arguments) == (
+        "lawsuits_search",
+        {"company": "Google"},
+    )
+    [call] = parse_reply("CALL(no such tool) WITH {}", schemas).calls
+    assert call.name == "no such tool"  # refused as unknown when it is run
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'CALL(read_file) WITH {"path": "a%d"}\n',
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a%d"}}</tool_call>',
+    ],
+)
+def test_a_reply_that_loops_on_calls_gives_the_first_32(call: str) -> None:
+    reply = parse_reply("".join(call % n for n in range(500)), SCHEMAS)
+    assert [c.arguments["path"] for c in reply.calls] == [f"a{n}" for n in range(32)]
 
 
 def test_legacy_call_without_arguments_is_an_error() -> None:
