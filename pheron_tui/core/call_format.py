@@ -18,6 +18,7 @@ from typing import Literal
 
 from pheron_tui.core.grounding import names_a_tool, options_named
 from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
+from pheron_tui.core.parsing import LEGACY_CALL_START
 from pheron_tui.core.prompts import (
     RESULT_MARKERS,
     legacy_planning_system,
@@ -28,7 +29,6 @@ from pheron_tui.core.provider import ChoiceScorer, OptionsUnlikely, Provider, Sc
 from pheron_tui.core.tools import ubid
 
 ToolChoice = Literal["auto", "required", "none"]
-LEGACY_CALL_START = "CALL("
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,15 @@ _PARAMETER_RE = re.compile(
 )
 # The target runs to the bracket: a name with a space in it (``CALL(l lawsuits_search)``, the
 # 1.5B model) is still a call, to be named right or refused, never the answer.
-_LEGACY_RE = re.compile(r"CALL\(([^)\n]{0,200}+)\)\s*+(?:WITH\s*+)?")
+_LEGACY_RE = re.compile(r"CALL\(\s*+([^)\n]{0,200}+)\)\s*+(?:WITH\s*+)?")
+LEGACY_CALL_START = "CALL("
 _FINAL_RE = re.compile(r"<final>(.*?)(?:</final>|\Z)", re.DOTALL)
 
 #: Markers after which a streamed planning reply is no longer shown as answer text.
-STREAM_MARKERS = (TOOL_CALL_OPEN, "<function=", "CALL(", "CLARIFY(", "<final>")
+STREAM_MARKERS = (TOOL_CALL_OPEN, "<function=", LEGACY_CALL_START, CLARIFY_START, "<final>")
+
+
+UNREAD_LEGACY_CALL = "not readable; a call is CALL(tool_name) WITH {json arguments}, on one line"
 
 
 @dataclass
@@ -491,6 +495,11 @@ def parse_reply(text: str, schemas: Mapping[str, Mapping[str, Any]] | None = Non
         return ParsedReply(
             kind="tool_calls", text=text[:start].strip(), calls=typed_calls(bare, schemas)
         )
+    if text.lstrip().startswith(LEGACY_CALL_START):
+        # A reply that opens a call it never closes is a call that could not be read, not an
+        # answer to show with its markup.
+        unread = ParsedCall(name="", form="legacy", error=UNREAD_LEGACY_CALL)
+        return ParsedReply(kind="tool_calls", calls=[unread])
     final = _FINAL_RE.search(text)
     if final is not None:
         return ParsedReply(kind="final", text=final.group(1).strip())

@@ -261,6 +261,18 @@ def test_a_call_whose_name_has_a_space_is_a_call_not_the_answer() -> None:
     assert call.name == "no such tool"  # refused as unknown when it is run
 
 
+def test_a_reply_that_opens_a_call_it_never_closes_is_no_answer() -> None:
+    """Shown as the answer, ``CALL(read_file WITH {…}`` put markup in the chat; a call that
+    could not be read goes back to the model as one. Prose that mentions it stays the answer."""
+    for text in ['CALL(read_file WITH {"path": "a"}', "  CALL(" + " " * 30_000 + "x"]:
+        reply = parse_reply(text, SCHEMAS)
+        assert reply.kind == "tool_calls"
+        assert "not readable" in (reply.calls[0].error or "")
+    [call] = parse_reply("CALL(" + " " * 300 + "read_file) WITH {}", SCHEMAS).calls
+    assert (call.name, call.error) == ("read_file", None)
+    assert parse_reply("It is written CALL(x, as you said.").kind == "final"
+
+
 @pytest.mark.parametrize(
     "call",
     [
