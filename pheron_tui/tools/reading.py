@@ -40,8 +40,9 @@ from pheron_tui.tools.path_tool import (
     same_name,
 )
 
-_NAME_ONLY = re.compile(r"[\w.*?-]+\.[\w*?]+")
-"""A pattern that reads as a file's name or a glob of names (``test_units.py``, ``*.log``)."""
+_NAME_ONLY = re.compile(r"[\w.*?-]{1,255}\.[\w*?]+")
+"""A pattern that reads as a file's name or a glob of names (``test_units.py``, ``*.log``).
+No longer than a name can be, so a model's pattern of dots cannot make it backtrack for long."""
 
 # A search is cut off after this long, and so is one line that takes longer than
 # LINE_BUDGET_S to match: a pattern that backtracks without end cannot freeze the app, and a

@@ -40,8 +40,9 @@ _SECRET_WORDS = {
 _SECRET_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "PRIVATEKEY")
 _HARMLESS_NAMES = {"PWD", "OLDPWD", MARKER_VAR}
 # Values that are secrets whatever their name: credentials in a URL, well-known token shapes.
+# A URL's scheme is bounded: unbounded, a long run of letters took seconds to search.
 _SECRET_VALUE = re.compile(
-    r"[a-z][a-z0-9+.-]*://[^/\s@]+@"  # scheme://user[:password]@host
+    r"[a-z][a-z0-9+.-]{0,63}://[^/\s@]++@"  # scheme://user[:password]@host, scheme bounded
     r"|\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{16,}|xox[abposr]-[\w-]{8,}"
     r"|sk-[\w-]{16,}|[sr]k_(live|test)_\w{16,}|A[KS]IA[0-9A-Z]{16}|AIza[\w-]{30,}"
     r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[\w-]{30,}|SG\.[\w-]{16,}\.[\w-]{16,}"

@@ -247,8 +247,10 @@ def _sets_setuid(program: str, args: list[str]) -> bool:
         ]
     else:
         modes = args
+    # "u+s", "g=rxs": the who-letters before the sign may be none, so they are not searched
+    # for (searching for them made a long argument of letters backtrack for seconds).
     return any(
-        re.fullmatch(r"0*[2467][0-7]{3}", m) or re.search(r"[ugoa]*[+=][rwxXt]*s", m) for m in modes
+        re.fullmatch(r"0*[2467][0-7]{3}", m) or re.search(r"[+=][rwxXt]*s", m) for m in modes
     )
 
 

@@ -261,9 +261,11 @@ def _set_in_place(moves: list[tuple[str, str, str]]) -> str:
 
 
 SETTINGS_SUFFIXES = (".ini", ".cfg", ".conf", ".toml", ".env", ".properties")
-_SETTING = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)(\s*[=:]\s*)(.*?)\s*$")
-_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
-_COMMENT = re.compile(r"\s+[#;]")
+# Run on lines a model wrote, so written not to backtrack: a value runs to its last non-space,
+# a section's name is stripped in code, and a comment's spaces start where a run of them does.
+_SETTING = re.compile(r"^(\s*+)([A-Za-z_][\w.-]*+)(\s*+[=:]\s*+)((?:\S(?:.*\S)?)?)\s*$")
+_SECTION = re.compile(r"^\s*+\[++([^\]]*+)\]++\s*+$")
+_COMMENT = re.compile(r"(?<!\s)\s++[#;]")
 
 
 def merged_settings(path: str, old: str, added: str) -> Merge | None:
@@ -283,9 +285,9 @@ def merged_settings(path: str, old: str, added: str) -> Merge | None:
     for line in added.splitlines():
         if not line.strip():
             continue
-        header, setting = _SECTION.match(line), _SETTING.match(line)
+        header, setting = _section(line), _SETTING.match(line)
         if header:
-            section = header.group(1)
+            section = header
             continue
         index = _setting_at(places, setting.group(2), section) if setting else None
         if setting is None or index is None:
@@ -316,13 +318,19 @@ def _goes_on(value: str) -> bool:
     return opened > 0 or value.count('"""') % 2 == 1 or value.count("'''") % 2 == 1
 
 
+def _section(line: str) -> str | None:
+    """The name of the section a line opens (``[tool.ruff]``, ``[[servers]]``), if it opens one."""
+    header = _SECTION.match(line)
+    return (header.group(1).strip() or None) if header else None
+
+
 def _settings(lines: list[str]) -> list[tuple[str | None, str, int]]:
     """Each setting of a settings file: its section (None before the first), key and line."""
     section, found = None, []
     for index, line in enumerate(lines):
-        header = _SECTION.match(line)
+        header = _section(line)
         if header:
-            section = header.group(1)
+            section = header
         elif (setting := _SETTING.match(line)) and not line.lstrip().startswith(("#", ";")):
             found.append((section, setting.group(2), index))
     return found

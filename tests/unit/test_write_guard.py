@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pheron_tui.tools import write_guard
 from pheron_tui.tools.write_guard import (
     added_definitions,
     merged_definitions,
@@ -110,3 +112,22 @@ def test_a_settings_merge_changes_only_values_in_place(old: str, new: str) -> No
         assert len(after) == len(before)
         for was, now in zip(before, after, strict=True):
             assert was == now or was.split("=")[0].split(":")[0] == now.split("=")[0].split(":")[0]
+
+
+# The patterns as they were before they were written not to backtrack (quadratic on a long
+# run of spaces or brackets, a second on 10,000 characters): the same readings, line by line.
+_OLD_SETTING = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)(\s*[=:]\s*)(.*?)\s*$")
+_OLD_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
+_OLD_COMMENT = re.compile(r"\s+[#;]")
+
+
+@given(st.text(alphabet=" \t[]=:#;ab.\n", max_size=24))
+def test_settings_lines_read_as_before_the_patterns_were_bounded(line: str) -> None:
+    old, new = _OLD_SETTING.match(line), write_guard._SETTING.match(line)
+    assert (old and old.groups()) == (new and new.groups())
+    old_section = _OLD_SECTION.match(line)
+    old_name = (old_section.group(1).strip() or None) if old_section else None
+    if "[" not in (old_name or ""):  # "[[]" named a section "[" before; now none
+        assert write_guard._section(line) == old_name
+    old_comment, new_comment = _OLD_COMMENT.search(line), write_guard._COMMENT.search(line)
+    assert (old_comment and old_comment.start()) == (new_comment and new_comment.start())
