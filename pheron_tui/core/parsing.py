@@ -360,7 +360,7 @@ def parse_legacy_calls(text: str) -> list[ParsedCall]:
     """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets."""
     calls: list[ParsedCall] = []
     for match in itertools.islice(_LEGACY_RE.finditer(text), MAX_CALLS_READ):
-        target = match.group(1).strip().strip("[]\"'")
+        target = match.group(1).strip(" \t[]\"'")
         rest = text[match.end() :].lstrip()
         if not target:
             calls.append(ParsedCall(name="", form="legacy", error="CALL() names no tool"))

@@ -136,7 +136,7 @@ def test_truncated_call_is_reported() -> None:
 
 def test_legacy_call_by_name_and_by_ubid_with_and_without_brackets() -> None:
     code = ubid("read_file")
-    for target in ("read_file", code, f"[{code}]"):
+    for target in ("read_file", code, f"[{code}]", f" [ {code} ] "):
         reply = parse_reply(f'I will read it. CALL({target}) WITH {{"path": "a.txt"}}')
         assert reply.kind == "tool_calls"
         assert reply.calls[0].name in ("read_file", code)
