@@ -400,7 +400,15 @@ async def run(args: argparse.Namespace) -> None:
                     "p_call": start.chance,
                     "first_call": start.call,
                     "fit": fit,
+                    "malformed": tried and not valid,
                 }
+                if tried and not valid:  # kept whole, so a run's failures can be read later
+                    row["reply"] = reply.answer
+                    row["errors"] = [
+                        c.error or f"unknown tool {c.name}"
+                        for c in parsed.calls
+                        if c.error or c.name not in known
+                    ]
                 out.write(json.dumps(row) + "\n")
                 out.flush()  # a long run killed half-way still leaves its cases
         elapsed = time.perf_counter() - started

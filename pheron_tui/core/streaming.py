@@ -21,7 +21,7 @@ from pheron_tui.core.messages import (
     Usage,
     UsageChunk,
 )
-from pheron_tui.core.parsing import MarkupHold
+from pheron_tui.core.parsing import LEGACY_CALL_START, TOOL_CALL_OPEN, MarkupHold
 from pheron_tui.core.provider import Provider
 from pheron_tui.core.think import ThinkGuard
 
@@ -98,8 +98,8 @@ class RepeatedCallGuard:
             return
         written = "".join(self._parts)
         self._parts = [written]
-        if "CALL(" not in written and "<tool_call>" not in written:  # prose: nothing to scan
-            return
+        if LEGACY_CALL_START not in written and TOOL_CALL_OPEN not in written:
+            return  # prose: nothing to scan
         calls = [" ".join(m.group(0).split()) for m in _COMPLETE_CALL.finditer(written)]
         self.repeated = len(calls) != len(set(calls))
 
