@@ -25,8 +25,9 @@ MARKERS = [
     "<final>",
     '{"name": "read_file", "arguments": {',
     "CALL(read_file) WITH {",
+    'CALL(read_file) WITH {"a": [',
 ]
-FILLS = [" ", "a ", "\n", " }", '"', "\\", "True,"]
+FILLS = [" ", "a ", "\n", " }", '"', "\\", "True,", "'", "'x', ", "'x': "]
 TOOLS = {"read_file": {"type": "object"}}
 
 
@@ -38,6 +39,9 @@ def shapes(size: int) -> dict[str, str]:
             out[f"{marker!r} + {fill!r}·n"] = marker + fill * (size // len(fill))
             out[f"({marker!r} + {fill!r})·n"] = (marker + fill) * (size // len(marker + fill))
             out[f"{marker!r} x {fill!r}·n y"] = marker + "x" + fill * (size // len(fill)) + "y"
+    for pairs in (10, 100, 1000):  # calls one after another, each read a quote at a time
+        call = "CALL(read_file) WITH {" + "'x': 'y', " * pairs + "'z': None}\n"
+        out[f"calls of {pairs} Python-style pairs·n"] = call * (size // len(call) + 1)
     return out
 
 
