@@ -26,8 +26,9 @@ MARKERS = [
     '{"name": "read_file", "arguments": {',
     "CALL(read_file) WITH {",
     'CALL(read_file) WITH {"a": [',
+    'CALL(read_file) WITH {"a": "',
 ]
-FILLS = [" ", "a ", "\n", " }", '"', "\\", "True,", "'", "'x', ", "'x': "]
+FILLS = [" ", "a ", "\n", " }", '"', "\\", "True,", "'", "'x', ", "'x': ", "\\d", "\t"]
 TOOLS = {"read_file": {"type": "object"}}
 
 

@@ -192,36 +192,40 @@ class _TooDeep(ValueError):
 
 
 _JSON_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-MAX_PYTHON_READS = 128
-"""Python constants and quoted strings read as JSON in one call's arguments, at most."""
-PYTHON_READS_TEXT = 4_000_000
+MAX_LENIENT_READS = 128
+"""Python constants, quoted strings and lone backslashes read in one call's JSON, at most."""
+LENIENT_READS_TEXT = 4_000_000
 """Each read copies and decodes the text again: fewer reads in a long text (a reply of
 32 calls written over 200,000 characters otherwise took half a second)."""
 _EXPECTING = ("Expecting value", "Expecting property name enclosed in double quotes")
+_BAD_ESCAPES = {"Invalid \\escape": 0, "Invalid \\uXXXX escape": 1}
+"""The decoder's complaints about an escape, and how far past the backslash each points."""
 
 
 def _decoded(decode: Callable[[str], Any], text: str) -> tuple[Any, list[tuple[int, int]]]:
-    """``decode(text)``, reading what Python writes where JSON expected a value or a key:
-    ``True``/``False``/``None`` (the 1.5B model, unconstrained, writes ``{"standardize":
-    True}``: 5 of the 8 BFCL multiple calls it got wrong for want of valid JSON) and strings in
-    single quotes (``"categories": ['red', 'blue']``, ``{'path': 'a.py'}``). The decoder says
-    where it expected them, so nothing inside a string is ever touched. Also: where the text
-    was changed and by how many characters (a quoted string may grow with escapes), so
-    positions can be mapped back to what the model wrote. A ValueError, never a RecursionError
-    (deep nesting), when it does not decode."""
+    """``decode(text)``, reading what a model meant where the decoder stops:
+    - Python's ``True``/``False``/``None`` and strings in single quotes where a value or a key
+      was expected (unconstrained, the 1.5B model writes ``{"standardize": True}``, 5 of the 8
+      BFCL multiple calls it got wrong for want of valid JSON, and ``['red', 'blue']``);
+    - a backslash that starts no JSON escape, as itself: Windows paths and regular
+      expressions (``"C:\\Users\\me"``, ``"\\d+"``), written as they are typed.
+    The decoder says where, so nothing else in a string is ever touched (``"\\n"`` stays a
+    newline). Also: where the text was changed and by how many characters, so positions can
+    be mapped back to what the model wrote. A ValueError, never a RecursionError (deep
+    nesting), when it does not decode."""
     written = text
     shifts: list[tuple[int, int]] = []
     try:
-        for _ in range(min(MAX_PYTHON_READS, PYTHON_READS_TEXT // max(len(text), 1))):
+        for _ in range(min(MAX_LENIENT_READS, LENIENT_READS_TEXT // max(len(text), 1))):
             try:
                 return decode(text), shifts
             except json.JSONDecodeError as exc:
-                read = _python_at(text, exc.pos) if exc.msg in _EXPECTING else None
+                read = _meant_at(text, exc)
                 if read is None:
                     break
-                as_json, end = read
-                text = text[: exc.pos] + as_json + text[end:]
-                shifts.append((exc.pos, len(as_json) - (end - exc.pos)))
+                start, as_json, end = read
+                text = text[:start] + as_json + text[end:]
+                shifts.append((start, len(as_json) - (end - start)))
         try:
             return decode(text), shifts
         except json.JSONDecodeError as exc:  # its position in what the model wrote
@@ -233,6 +237,18 @@ def _decoded(decode: Callable[[str], Any], text: str) -> tuple[Any, list[tuple[i
 
 def _grown_before(shifts: list[tuple[int, int]], position: int) -> int:
     return sum(grown for at, grown in shifts if at < position)
+
+
+def _meant_at(text: str, error: json.JSONDecodeError) -> tuple[int, str, int] | None:
+    """Where the text the decoder stopped at starts, the JSON meant by it, where it ends."""
+    if error.msg in _EXPECTING:
+        read = _python_at(text, error.pos)
+        return None if read is None else (error.pos, *read)
+    if error.msg in _BAD_ESCAPES:
+        backslash = error.pos - _BAD_ESCAPES[error.msg]
+        if text.startswith("\\", backslash):
+            return backslash, "\\\\", backslash + 1
+    return None
 
 
 def _python_at(text: str, position: int) -> tuple[str, int] | None:
@@ -266,15 +282,20 @@ def _python_string_at(text: str, position: int) -> tuple[str, int] | None:
     return json.dumps(value, ensure_ascii=False), match.end()
 
 
+_DECODER = json.JSONDecoder(strict=False)
+"""Control characters are taken inside strings: a model writing a file's lines into a call
+puts real newlines and tabs in them."""
+
+
 def loads(text: str) -> Any:
-    """``json.loads`` of what a model wrote (see ``_decoded``)."""
-    return _decoded(json.loads, text)[0]
+    """``json.loads`` of what a model wrote (see ``_decoded``, ``_DECODER``)."""
+    return _decoded(_DECODER.decode, text)[0]
 
 
 def raw_decode(text: str) -> tuple[Any, int]:
     """The JSON value at the start of ``text`` and where it ends in ``text`` (see
-    ``_decoded``)."""
-    (value, end), shifts = _decoded(json.JSONDecoder().raw_decode, text)
+    ``_decoded``, ``_DECODER``)."""
+    (value, end), shifts = _decoded(_DECODER.raw_decode, text)
     return value, end - _grown_before(shifts, end)
 
 

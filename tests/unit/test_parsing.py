@@ -275,6 +275,32 @@ def test_strings_in_single_quotes_are_read_as_strings() -> None:
     assert reply.calls[0].arguments == {"a": "x"}
 
 
+def test_backslashes_that_start_no_escape_are_read_as_written() -> None:
+    """Windows paths and regular expressions are written with single backslashes (the 1.5B
+    model, BFCL live_simple: ``"%userprofile%\\Desktop\\putty.lnk"``); JSON's own escapes
+    keep their meaning."""
+    schemas = {"search": {"type": "object"}}
+    reply = r'CALL(search) WITH {"pattern": "\d+\.py", "path": "C:\Users\me", "sep": "a\tb\u0041"}'
+    [call] = parse_reply(reply, schemas).calls
+    assert (call.error, call.arguments) == (
+        None,
+        {"pattern": "\\d+\\.py", "path": "C:\\Users\\me", "sep": "a\tbA"},
+    )
+
+
+def test_a_file_written_with_real_newlines_in_its_string_is_read() -> None:
+    """A model writing a file's lines into a call puts real newlines and tabs in the JSON
+    string; the call was refused as invalid JSON."""
+    schemas = {"write_file": {"type": "object"}}
+    content = "def f():\n\treturn 1\n"
+    for reply in [
+        f'<tool_call>{{"name": "write_file", "arguments": {{"path": "a.py", "content": "{content}"}}}}</tool_call>',
+        f'CALL(write_file) WITH {{"path": "a.py", "content": "{content}"}}',
+    ]:
+        [call] = parse_reply(reply, schemas).calls
+        assert (call.error, call.arguments) == (None, {"path": "a.py", "content": content}), reply
+
+
 def test_a_call_whose_name_has_a_space_is_a_call_not_the_answer() -> None:
     """``CALL(l lawsuits_search)`` (the 1.5B model) was read as the final answer, markup and
     all: the user was shown it. Now it is a call, named by the one tool spelt like it."""
