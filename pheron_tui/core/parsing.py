@@ -574,35 +574,87 @@ def prose_before_markers(text: str) -> str:
     return text[:cut].strip()
 
 
+_BARE_CALL_START = re.compile(r"^[ \t]*+(?:```[\w-]{0,20}+[ \t]*+\n[ \t]*+)?\{", re.MULTILINE)
+"""Where a bare JSON call may start: a ``{`` opening a line, or the code fence above it."""
+_BARE_CALL_PREFIX = re.compile(r"(?:^|\n)([ \t]*+(?:`{1,3}+[\w-]{0,20}+[ \t]*+(?:\n[ \t]*+)?)?)\Z")
+"""The end of a text that may still grow into ``_BARE_CALL_START`` (group 1)."""
+
+
 class MarkupHold:
     """Streams a planning reply's prose while holding back everything from the first marker on.
 
     The chat pane shows what the model says before a tool call ("Let me look at the files"),
     never the call's markup. Text that might be the start of a marker is held until it is known.
+    Given the tools, a line opening with ``{`` (or a code fence and then one) is held to the
+    end of the reply, then shown unless it is a bare JSON call of one of them
+    (``parse_bare_calls``): small models write their calls so.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tools: Mapping[str, Any] | None = None) -> None:
+        self._tools = tools or {}
         self._held = ""
+        self._maybe_call = False  # holding from a line that opens with "{" to the end
+        self._line_start = True  # the text shown so far ends where a line starts
         self.stopped = False
 
     def feed(self, text: str) -> str:
         if self.stopped:
             return ""
-        if not self._held and "<" not in text and "C" not in text:
+        if self._maybe_call:
+            self._held += text
+            self._stop_at_marker(len(text))
+            return ""
+        if not self._held and "<" not in text and "C" not in text and not self._tools:
             return text
         buf = self._held + text
         cut = min((i for i in (buf.find(m) for m in STREAM_MARKERS) if i >= 0), default=-1)
+        bare = self._bare_start(buf, len(buf) if cut < 0 else cut)
+        if bare is not None:
+            self._maybe_call = True
+            self._held = buf[bare:]
+            self._stop_at_marker(len(self._held))
+            return self._shown(buf[:bare])
         if cut >= 0:
             self.stopped = True
             self._held = ""
             return buf[:cut]
         keep = partial_suffix(buf, *STREAM_MARKERS)
+        if self._tools:
+            tail = _BARE_CALL_PREFIX.search(buf, max(len(buf) - 64, 0))
+            if tail is not None and tail.group(1) and (tail.start(1) > 0 or self._line_start):
+                keep = max(keep, len(buf) - tail.start(1))
         self._held = buf[len(buf) - keep :]
-        return buf[: len(buf) - keep]
+        return self._shown(buf[: len(buf) - keep])
 
     def finish(self) -> str:
         held, self._held = self._held, ""
+        if self._maybe_call:
+            calls, first = parse_bare_calls(held, self._tools)
+            return held[:first].rstrip(" \t") if calls else held
         return "" if self.stopped else held
+
+    def _bare_start(self, buf: str, before: int) -> int | None:
+        if not self._tools:
+            return None
+        for match in _BARE_CALL_START.finditer(buf, 0, before + 1):
+            if match.start() > 0 or self._line_start:
+                return match.start()
+        return None
+
+    def _stop_at_marker(self, new: int) -> None:
+        """Past a held bare call, a marker ends what may be shown: it is held no further."""
+        longest = max(len(marker) for marker in STREAM_MARKERS)
+        start = max(len(self._held) - new - longest, 0)
+        found = (self._held.find(m, start) for m in STREAM_MARKERS)
+        cut = min((i for i in found if i >= 0), default=-1)
+        if cut >= 0:
+            self._held = self._held[:cut]
+            self.stopped = True
+
+    def _shown(self, text: str) -> str:
+        if text:
+            self._line_start = text.endswith("\n")
+        return text
 
 
 def _json_problem(exc: ValueError) -> str:

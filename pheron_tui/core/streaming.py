@@ -171,7 +171,8 @@ async def stream_reply(
     """
     phase = request.purpose
     guard = ThinkGuard()
-    hold = MarkupHold() if hold_markup else None
+    tools = {spec.function.name: spec.function.parameters for spec in request.tools or ()}
+    hold = MarkupHold(tools) if hold_markup else None
     think_parts: list[str] = []
     answer_parts: list[str] = []
     shown_parts: list[str] = []

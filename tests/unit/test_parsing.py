@@ -363,6 +363,40 @@ def test_markup_hold_passes_plain_text() -> None:
     assert hold.feed("A < B, ") + hold.feed("C.") + hold.finish() == "A < B, C."
 
 
+def _held_in_pieces(text: str, cuts: tuple[int, int], tools: dict) -> str:
+    hold = MarkupHold(tools)
+    a, b = sorted(cuts)
+    return hold.feed(text[:a]) + hold.feed(text[a:b]) + hold.feed(text[b:]) + hold.finish()
+
+
+def test_markup_hold_keeps_a_bare_json_call_out_of_the_chat() -> None:
+    """Small models write a call as a bare or fenced JSON object; the chat showed it, and a
+    fence left open. Whatever the stream's pieces, the chat gets the prose before it; JSON
+    that is no call of the tools, and code in a fence, are shown once the reply is done."""
+    tools = {"read_file": {"type": "object"}}
+    cases = {
+        'I will read it.\n```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```': (
+            "I will read it.\n"
+        ),
+        "Reading.\n  {'name': 'read_file', 'arguments': {'path': 'a.py'}}": "Reading.\n",
+        'The config:\n```json\n{"name": "other", "a": 1}\n```\nDone.': None,
+        "Code:\n```python\ndef f():\n    return {}\n```": None,
+        'Inline {"name": "read_file", "arguments": {}} stays.': None,
+    }
+    for text, shown in cases.items():
+        for a in range(len(text) + 1):
+            for b in (a, a + 1, a + 7):
+                assert _held_in_pieces(text, (a, min(b, len(text))), tools) == (shown or text)
+        # without tools, nothing is held past the reply's markers (classify, critic)
+        assert _held_in_pieces(text, (3, 9), {}) == text
+
+
+@given(st.lists(st.sampled_from(["{", "}", "`", "```json", "\n", " ", "x", '"name"']), max_size=30))
+def test_markup_hold_shows_text_that_is_no_call_whole(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert _held_in_pieces(text, (len(text) // 3, len(text) // 2), {"read_file": {}}) == text
+
+
 PIECES = [
     "<tool_call>",
     "</tool_call>",
