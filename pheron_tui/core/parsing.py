@@ -419,11 +419,19 @@ def parse_bare_calls(text: str, tools: Mapping[str, Any]) -> tuple[list[ParsedCa
     return calls, first
 
 
+_AS_LISTED = re.compile(r"([^\s\[\]]{1,200}+)[ \t]*+\[U[0-9A-F]{6}\](?::.*)?", re.DOTALL)
+"""A tool's line as the legacy prompt lists it, ``name [UBID]: what it does``: the 0.5B model,
+unconstrained, copies it into ``CALL(…)`` (7 of 200 BFCL multiple cases)."""
+
+
 def parse_legacy_calls(text: str) -> list[ParsedCall]:
-    """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets."""
+    """``CALL(name_or_ubid) WITH {json}``; the target may be in brackets, or the tool's line
+    as the prompt lists it."""
     calls: list[ParsedCall] = []
     for match in itertools.islice(_LEGACY_RE.finditer(text), MAX_CALLS_READ):
-        target = match.group(1).strip(" \t[]\"'")
+        written = match.group(1).strip()
+        listed = _AS_LISTED.fullmatch(written)
+        target = listed.group(1) if listed else written.strip(" \t[]\"'")
         rest = text[match.end() :].lstrip()
         if not target:
             calls.append(ParsedCall(name="", form="legacy", error="CALL() names no tool"))

@@ -301,6 +301,25 @@ def test_a_file_written_with_real_newlines_in_its_string_is_read() -> None:
         assert (call.error, call.arguments) == (None, {"path": "a.py", "content": content}), reply
 
 
+def test_a_call_naming_its_tool_as_the_prompt_lists_it_calls_that_tool() -> None:
+    """The legacy prompt lists ``- name [UBID]: description``; the 0.5B model copies the line
+    into the call (7 of 200 BFCL multiple cases), which named no tool."""
+    schemas = {"lawyer.search": {"type": "object"}}
+    for written in [
+        "lawyer.search [U3D702E]",
+        "lawyer.search [U3D702E]: Find lawyers by place and field",
+        "lawyer.search[U3D702E]",
+    ]:
+        [call] = parse_reply(f'CALL({written}) WITH {{"location": "LA"}}', schemas).calls
+        assert (call.name, call.error, call.arguments) == (
+            "lawyer.search",
+            None,
+            {"location": "LA"},
+        )
+    [call] = parse_reply('CALL([U3D702E]) WITH {"location": "LA"}', schemas).calls
+    assert call.name == "U3D702E"  # the id alone, as before: the registry knows it
+
+
 def test_a_call_whose_name_has_a_space_is_a_call_not_the_answer() -> None:
     """``CALL(l lawsuits_search)`` (the 1.5B model) was read as the final answer, markup and
     all: the user was shown it. Now it is a call, named by the one tool spelt like it."""
