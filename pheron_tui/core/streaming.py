@@ -171,8 +171,11 @@ async def stream_reply(
     """
     phase = request.purpose
     guard = ThinkGuard()
-    tools = {spec.function.name: spec.function.parameters for spec in request.tools or ()}
-    hold = MarkupHold(tools) if hold_markup else None
+    hold = None
+    if hold_markup:  # planning only: classify and critic requests show nothing held
+        hold = MarkupHold(
+            {spec.function.name: spec.function.parameters for spec in request.tools or ()}
+        )
     think_parts: list[str] = []
     answer_parts: list[str] = []
     shown_parts: list[str] = []
