@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,21 +132,6 @@ SEVERAL_CALLS = (
 )
 
 
-LEGACY_CALL_EXAMPLE = 'CALL(list_dir) WITH {"path": "."}'
-SCHEMATIC_CALL_EXAMPLE = (
-    'CALL(tool_name) WITH {"argument_name": "value"}\n'
-    "with the tool's name as the list above gives it and its arguments as one JSON object."
-)
-
-
-def _call_example(names: Iterable[str]) -> str:
-    """The format's example: a real call when list_dir is offered (the agent's own tools), a
-    schematic one otherwise. A small model copies a concrete example's tool whether or not it
-    is offered: with other tools, the 0.5B model called list_dir in 32 of BFCL's 200
-    multiple questions."""
-    return LEGACY_CALL_EXAMPLE if "list_dir" in names else SCHEMATIC_CALL_EXAMPLE
-
-
 def legacy_planning_system(
     workspace: Path, tools: list[ToolSpec], ubids: dict[str, str], several: bool = True
 ) -> str:
@@ -163,7 +148,7 @@ def legacy_planning_system(
         f"You are an agent working in the folder {workspace}. You can use these tools:\n"
         f"{tool_list}\n\n"
         "To use a tool, reply with exactly one line, for example:\n"
-        f"{_call_example(tool.function.name for tool in tools)}\n"
+        'CALL(list_dir) WITH {"path": "."}\n'
         f"{SEVERAL_CALLS if several else ''}"
         "Call a tool only when it does what the request asks; when none of them does, reply "
         "with the answer yourself between <final> and </final>. "

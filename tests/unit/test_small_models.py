@@ -4,7 +4,6 @@ about a workspace file treated as tasks, the request asked back not taken for a 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from pheron_tui.core.bus import EventBus
@@ -295,25 +294,6 @@ def test_the_legacy_prompt_shows_what_each_argument_takes() -> None:
     notes = next(line for line in lines if "notes (" in line)
     assert len(notes) < 400  # a manual-length description is cut
     assert "only when the request gives its value" in prompt
-
-
-def test_the_legacy_prompt_shows_no_tool_it_does_not_offer() -> None:
-    """Shown `CALL(list_dir) WITH {"path": "."}` beside other tools, the 0.5B model called
-    list_dir in 32 of BFCL's 200 multiple questions. The agent's own tools keep the real
-    example."""
-
-    def spec(name: str) -> ToolSpec:
-        return ToolSpec(
-            function=FunctionSpec(
-                name=name, description="Does a thing.", parameters={"type": "object"}
-            )
-        )
-
-    offered = LEGACY.system_prompt(Path("/w"), [spec("read_file"), spec("list_dir")])
-    assert 'CALL(list_dir) WITH {"path": "."}' in offered.splitlines()
-    other = LEGACY.system_prompt(Path("/w"), [spec("math.hypot"), spec("weather.get")])
-    assert "list_dir" not in other
-    assert re.search(r"^CALL\(\w+\) WITH \{", other, re.MULTILINE)  # the format is still shown
 
 
 class _SlowReader:
