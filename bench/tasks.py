@@ -1,6 +1,6 @@
 """Everyday tasks end to end: does the agent do the job, and does its critic know?
 
-Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out|third]
+Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out|third|fourth]
      [--only N,M] [--timeout S] [--log DIR]
 
 Each task starts from a fresh copy of a small fixture project (a calculator with a bug and a
@@ -15,7 +15,8 @@ time; then the success rate and how often the critic agreed with the check.
 shell script, a nested package) with tasks written after the agent's aids were built: the
 everyday set was looked at while building them, this one shows whether they carry over.
 ``--set third`` (unit conversions, an INI file, docs, a folder to remove) was written once the
-held-out set had been looked at in turn, to measure that again.
+held-out set had been looked at in turn, to measure that again; ``--set fourth`` (a book
+catalogue package) once the third had been.
 """
 
 from __future__ import annotations
@@ -421,10 +422,125 @@ THIRD = [
     Task("Make a copy of stations.csv called stations_backup.csv", stations_copied),
 ]  # fmt: skip
 
+
+# The fourth set: written on 2026-12-07, after the third had been looked at and its misses
+# mended, and run once before anything was changed for it. Another project (a book catalogue
+# package with a bug and a check, JSON data, a CSV in a folder, a log, an env file, notes).
+BOOKS_JSON = [
+    {"title": "Dune", "author": "Frank Herbert", "year": 1965},
+    {"title": "The Hobbit", "author": "J. R. R. Tolkien", "year": 1937},
+    {"title": "A Wizard of Earthsea", "author": "Ursula K. Le Guin", "year": 1968},
+    {"title": "The Left Hand of Darkness", "author": "Ursula K. Le Guin", "year": 1969},
+    {"title": "Foundation", "author": "Isaac Asimov", "year": 1951},
+    {"title": "Brave New World", "author": "Aldous Huxley", "year": 1932},
+]
+BOOKS = {
+    "books.json": json.dumps(BOOKS_JSON, indent=2) + "\n",
+    "library/__init__.py": "",
+    "library/catalog.py": (
+        "import json\n\n\n"
+        'def load(path="books.json"):\n    with open(path) as f:\n        return json.load(f)\n\n\n'
+        "def by_author(books, author):\n"
+        '    return [b["title"] for b in books if b["author"] == author]\n\n\n'
+        "def oldest(books):\n"
+        '    """The book published first."""\n'
+        '    return max(books, key=lambda b: b["year"])\n'
+    ),
+    "check_catalog.py": (
+        "from library.catalog import by_author, load, oldest\n\n"
+        "books = load()\n"
+        'assert oldest(books)["title"] == "Brave New World", oldest(books)["title"]\n'
+        'assert by_author(books, "Frank Herbert") == ["Dune"]\n'
+        'print("catalog ok")\n'
+    ),
+    "notes/meeting.md": (
+        "# Meeting, 3 March\n\nStatus: draft\n\n- TODO: order more shelves\n"
+        "- decided: open on Sundays\n- TODO: email the printer\n"
+    ),
+    "data/visits.csv": (
+        "date,visitors\n2026-03-01,41\n2026-03-02,58\n2026-03-03,37\n2026-03-04,62\n2026-03-05,45\n"
+    ),
+    "server.log": (
+        "INFO start\nWARN disk at 80%\nINFO request /\nWARN slow request /books\n"
+        "ERROR timeout /search\nWARN disk at 85%\nINFO stop\n"
+    ),
+    "env.example": "DEBUG=1\nTIMEOUT=30\nDB_URL=sqlite:///library.db\n",
+    "hello.py": (
+        "import sys\n\nname = sys.argv[1] if len(sys.argv) > 1 else 'world'\n"
+        "print(f'Hello, {name}!')\n"
+    ),
+}
+
+
+def env_timeout_set(ws: Path, _answer: str) -> bool:
+    lines = (ws / "env.example").read_text().split()
+    return sorted(lines) == sorted(BOOKS["env.example"].replace("=30", "=60").split())
+
+
+def titles_added(ws: Path, answer: str) -> bool:
+    probe = (
+        "from library.catalog import by_author, load, titles; books = load();"
+        " assert list(titles(books)) == [b['title'] for b in books];"
+        " assert by_author(books, 'Frank Herbert') == ['Dune']"
+    )
+    return passes([sys.executable, "-c", probe])(ws, answer)
+
+
+def log_deleted(ws: Path, _answer: str) -> bool:
+    return not (ws / "server.log").exists() and (ws / "books.json").is_file()
+
+
+def hello_renamed(ws: Path, _answer: str) -> bool:
+    moved = ws / "greet.py"
+    return (
+        not (ws / "hello.py").exists()
+        and moved.is_file()
+        and moved.read_text() == BOOKS["hello.py"]
+    )
+
+
+def books_backed_up(ws: Path, _answer: str) -> bool:
+    copy = ws / "backup" / "books.json"
+    return (
+        copy.is_file()
+        and copy.read_text() == BOOKS["books.json"]
+        and (ws / "books.json").read_text() == BOOKS["books.json"]
+    )
+
+
+def status_final(ws: Path, _answer: str) -> bool:
+    text = (ws / "notes" / "meeting.md").read_text()
+    return "Status: final" in text and "draft" not in text and text.count("TODO") == 2
+
+
+FOURTH = [
+    Task("Look at oldest() in library/catalog.py. Does it do what its docstring says?", says_any("max", "newest", "most recent", "latest", "min(", "doesn't", "does not", "bug", "incorrect", "wrong")),
+    Task("check_catalog.py is failing. Please fix the code so it passes.", check_kept_passing(BOOKS, "check_catalog.py")),
+    Task("Who wrote Foundation, according to books.json?", says("Asimov")),
+    Task("How many books in books.json came out before 1950?", says("2")),
+    Task("On which date did data/visits.csv record the most visitors?", says_any("2026-03-04", "March 4", "4 March")),
+    Task("How many WARN lines does server.log have?", says("3")),
+    Task("Change TIMEOUT in env.example to 60.", env_timeout_set),
+    Task("Run hello.py with the name Ada and show me what it prints.", says("Hello, Ada")),
+    Task("Add a function titles(books) to library/catalog.py that returns the titles of the given books as a list.", titles_added),
+    Task("Create a file named AUTHORS containing the line Ada Lovelace", file_is("AUTHORS", r"Ada Lovelace")),
+    Task("Delete server.log, I don't need it anymore.", log_deleted),
+    Task("Rename hello.py to greet.py", hello_renamed),
+    Task("List the open TODO items in notes/meeting.md.", says("shelves", "printer")),
+    Task("What is the capital of Australia?", says("Canberra"), chat=True),
+    Task("What is 12 times 13?", says("156"), chat=True),
+    Task("Which file defines by_author?", says("catalog.py")),
+    Task("Copy books.json into a new folder called backup.", books_backed_up),
+    Task("How many functions are defined in library/catalog.py?", says("3")),
+    Task("In notes/meeting.md, change the status from draft to final.", status_final),
+    Task("Use library/catalog.py to find the books by Ursula K. Le Guin.", says("Earthsea", "Left Hand")),
+]  # fmt: skip
+
 SETS = {
     "everyday": (FIXTURE, TASKS),
     "held-out": (SHOP, HELD_OUT),
     "third": (UNITS, THIRD),
+    "fourth": (BOOKS, FOURTH),
 }
 
 
