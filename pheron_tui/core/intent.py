@@ -7,6 +7,7 @@ reply that is searched for either word. A reply that says neither falls back to 
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import re
@@ -19,6 +20,7 @@ from pheron_tui.core.limits import SKIPPED_FOLDERS
 from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
+from pheron_tui.core.python_source import parsed
 
 CLASSIFY_MAX_TOKENS = 64
 LABELS: tuple[Intent, Intent] = ("chat", "task")
@@ -171,24 +173,63 @@ def orders_only_a_run(text: str) -> bool:
 
 
 _PYTHON_USED = re.compile(r"\buse\s+`?(?P<path>[\w./-]+)\.py\b", re.IGNORECASE)
+USE_HINT_FUNCTIONS = 8
+"""The functions a use hint lists, at most (the first of the file's, in order)."""
 
 
-def python_use_hint(text: str) -> str:
-    """How to run a function of the Python file the message says to use ("Use units.py to
-    convert 10 miles to kilometres"), or "". Told to run what the request names, the 1.5B
-    model searched and edited units.py: a module of functions has nothing to run as it is."""
+def python_use_hint(text: str, workspace: Path) -> str:
+    """How to run the functions of the Python file the message says to use ("Use units.py to
+    convert 10 miles to kilometres"), or "" when there is none to list. Told to run what the
+    request names, the 1.5B model searched and edited units.py: a module of functions has
+    nothing to run as it is. Shown ``from catalog import NAME; print(NAME(VALUES))``, it ran
+    that as written, twice; so the hint names the file's own functions and how each is
+    called, and imports them from the workspace folder, where the files they open are."""
     match = _PYTHON_USED.search(text)
     if match is None:
         return ""
-    folder, _, module = match["path"].removeprefix("./").rpartition("/")
-    if not module.isidentifier():
+    parts = match["path"].removeprefix("./").split("/")
+    if not all(part.isidentifier() for part in parts):
         return ""
-    enter = f"cd {folder} && " if folder else ""
+    relative = "/".join(parts) + ".py"
+    functions = _public_functions(workspace, relative)[:USE_HINT_FUNCTIONS]
+    if not functions:
+        return ""
+    names = ", ".join(name for name, _ in functions)
     return (
-        f"To use a function of {match['path']}.py, run it with shell_exec: "
-        f'{enter}python3 -c "from {module} import NAME; print(NAME(VALUES))", with the name of '
-        "the function that does what was asked and the values the request gives."
+        f"{relative} defines {', '.join(called for _, called in functions)}. To use them, run "
+        f'Python with shell_exec: python3 -c "from {".".join(parts)} import {names}; '
+        'print(...)", with the call that does what was asked, and the values the request '
+        "gives, in place of the dots."
     )
+
+
+def _public_functions(workspace: Path, relative: str) -> list[tuple[str, str]]:
+    """(name, how it is called) of each top-level function of a workspace Python file whose
+    name does not start with "_"."""
+    path = workspace / relative
+    try:
+        if (
+            path.is_symlink()
+            or not path.resolve().is_relative_to(workspace.resolve())
+            or not path.is_file()
+            or path.stat().st_size > FILE_LIMIT
+        ):
+            return []
+        module = parsed(path.read_text(errors="replace"))
+    except (OSError, ValueError):
+        return []
+    if module is None:
+        return []
+    found = []
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith(
+            "_"
+        ):
+            arguments = ast.unparse(node.args)
+            if len(arguments) > 60:
+                arguments = arguments[:59] + "…"
+            found.append((node.name, f"{node.name}({arguments})"))
+    return found
 
 
 _NAME_LIKE = re.compile(r"[\w.\-/]+")

@@ -343,6 +343,9 @@ class Orchestrator:
         if classification.intent == "chat":
             return await self._chat(turn_id)
         about_workspace = classification.method == "workspace" or speaks_of_the_workspace(text)
+        can_run = self._can("execute")
+        workspace = self.settings.workspace
+        run_hint = await asyncio.to_thread(python_use_hint, text, workspace) if can_run else ""
         state = TaskState(
             request=text,
             about_workspace=about_workspace,
@@ -350,7 +353,7 @@ class Orchestrator:
             orders_change=orders_a_change(text) and self._can("write", "execute"),
             orders_run=orders_a_run(text) and self._can("execute"),
             only_to_run=orders_only_a_run(text) and self._can("execute"),
-            run_hint=python_use_hint(text) if self._can("execute") else "",
+            run_hint=run_hint,
         )
         if (check := check_command(text)) and self._can("execute"):
             # "Fix calc.py so that `python3 test_calc.py` passes": what fails is where the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pheron_tui.core.intent import (
@@ -127,12 +129,30 @@ def test_a_request_that_names_a_command_to_use_speaks_of_the_workspace(
 @pytest.mark.parametrize(
     ("message", "command"),
     [
-        ("Use units.py to convert 10 miles.", 'python3 -c "from units import NAME;'),
-        ("use ./tools/conv.py on 3", 'cd tools && python3 -c "from conv import NAME;'),
+        ("Use units.py to convert 10 miles.", 'python3 -c "from units import to_km, to_miles;'),
+        ("use ./tools/conv.py on 3", 'python3 -c "from tools.conv import twice;'),
         ("Use the helper in units.py", None),  # no order to use the file
         ("use my-units.py to convert", None),  # no module name: nothing to import
+        ("use empty.py to convert", None),  # no function to call
+        ("use missing.py to convert", None),
+        ("use outside.py to convert", None),  # a link out of the workspace is not read
     ],
 )
-def test_how_a_python_file_to_use_is_run(message: str, command: str | None) -> None:
-    hint = python_use_hint(message)
+def test_how_a_python_file_to_use_is_run(tmp_path: Path, message: str, command: str | None) -> None:
+    """Shown ``from catalog import NAME; print(NAME(VALUES))``, the 1.5B model ran it as
+    written: the hint names the file's own functions and how each is called."""
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / "units.py").write_text(
+        "def to_km(miles, factor=1.609344):\n    return miles * factor\n\n\n"
+        "def _helper():\n    pass\n\n\ndef to_miles(km):\n    return km / 1.609344\n"
+    )
+    (ws / "tools" / "conv.py").write_text("def twice(x):\n    return 2 * x\n")
+    (ws / "empty.py").write_text("X = 1\n")
+    (tmp_path / "secret.py").write_text("def leaked():\n    pass\n")
+    (ws / "outside.py").symlink_to(tmp_path / "secret.py")
+    hint = python_use_hint(message, ws)
     assert (command in hint) if command else hint == ""
+    if message.startswith("Use units.py"):
+        assert "units.py defines to_km(miles, factor=1.609344), to_miles(km)." in hint
+        assert "NAME" not in hint and "_helper" not in hint
