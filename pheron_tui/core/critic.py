@@ -55,6 +55,11 @@ NOTHING_CHANGED = (
     "and no command ran."
 )
 
+COMMAND_CHANGED_NOTHING = (
+    "Nothing was changed: the commands that were to change files left them as they were, and "
+    "no other call changed one."
+)
+
 CHECK_STILL_FAILS = "The check the request says must pass, `{check}`, failed when it last ran."
 CONTRADICTED_SETTING = "The answer says {said}, but a tool result shows `{setting}`."
 
@@ -80,6 +85,8 @@ class Step:
     risk: Risk = "read"
     status: CallStatus = "ok"
     output: str = ""
+    changed_nothing: bool = False
+    """A command that ran and left every file it named to write as it was."""
 
 
 @dataclass
@@ -213,11 +220,15 @@ class CriticAgent:
         """``question_only``: the request only asks, so refused writes were never needed."""
         if is_clarify_turn(answer, steps):
             return Review("PASS", "the agent asked a clarifying question; nothing ran", auto=True)
-        tried_to_change = any(step.risk == "write" for step in steps)
+        left = any(step.changed_nothing for step in steps)
+        tried_to_change = left or any(step.risk == "write" for step in steps)
         # A command that worked may have made the change a refused write could not.
-        changed = any(step.risk != "read" and step.status == "ok" for step in steps)
+        changed = any(
+            step.risk != "read" and step.status == "ok" and not step.changed_nothing
+            for step in steps
+        )
         if tried_to_change and not changed and not question_only:
-            return Review("FAIL", NOTHING_CHANGED, auto=True)
+            return Review("FAIL", COMMAND_CHANGED_NOTHING if left else NOTHING_CHANGED, auto=True)
         if (check := check_command(request_text)) and _last_run_failed(check, steps):
             # The 1.5B model renamed the failing function, saw the check fail on the import,
             # and answered that it passed; its critic, shown the failure, said PASS.

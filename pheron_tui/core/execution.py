@@ -84,6 +84,8 @@ class CallOutcome:
     status: ev.CallStatus
     observation: str
     """What the model is told."""
+    unchanged: tuple[str, ...] = ()
+    """A command's files left as they were (``ToolResult.unchanged``)."""
 
     @property
     def ok(self) -> bool:
@@ -204,6 +206,7 @@ class ToolExecutor:
                 outcome = CallOutcome(
                     "ok" if result.ok else "failed",
                     _cap(result.observation, self.settings.output_cap_chars),
+                    result.unchanged,
                 )
             except (OSError, ValueError, RuntimeError) as exc:
                 failure = f"the tool failed: {type(exc).__name__}: {shorten(str(exc), 300)}"
@@ -241,7 +244,7 @@ class ToolExecutor:
         tool = call.tool
         if checkpointer is None or tool.risk == "read":
             return
-        paths = tool.touches(call.args)
+        paths = tool.touches(call.args, context)
         files: list[ev.SavedFile] = []
         complete = False
         if paths:

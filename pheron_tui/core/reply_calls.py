@@ -287,7 +287,14 @@ class CallRunner:
             state.reads_done.add(key)
         state.last_result = (item.tool.name, observation)
         state.steps.append(
-            Step(item.tool.name, item.arguments, item.tool.risk, outcome.status, observation)
+            Step(
+                item.tool.name,
+                item.arguments,
+                item.tool.risk,
+                outcome.status,
+                observation,
+                changed_nothing=bool(outcome.unchanged),
+            )
         )
         shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
         run.results.append(fmt.result_message(call_id, item.tool.name, shown))

@@ -55,6 +55,11 @@ RUN_ONLY_MESSAGE = (
     "run. Run what the request names, then answer from its output."
 )
 
+UNCHANGED_BY_COMMAND_MESSAGE = (
+    "The request asks you to change something, and no file has been changed yet: the command "
+    "you ran left the files it writes as they were. Make the change now with a tool call, "
+    "then say what you did."
+)
 UNDONE_CHANGE_MESSAGE = (
     "The request asks you to change something, and no file has been changed yet: your reply "
     "only talks about it. Make the change now with a tool call, then say what "
@@ -310,8 +315,11 @@ class TaskState:
         # An order only to run is no change: told "no file has been changed yet" after "use
         # units.py to convert 10 miles", the 1.5B model edited units.py, and was refused.
         if (self.orders_change and not self.only_to_run) and (
-            all(step.risk == "read" for step in self.steps) or self._check_fails_unchanged()
+            all(step.risk == "read" or step.changed_nothing for step in self.steps)
+            or self._check_fails_unchanged()
         ):
+            if any(step.changed_nothing for step in self.steps):
+                return UNCHANGED_BY_COMMAND_MESSAGE
             return UNDONE_CHANGE_MESSAGE
         if self.orders_run and not any(step.risk == "execute" for step in self.steps):
             return _with_hint(UNDONE_RUN_MESSAGE, self.run_hint)

@@ -67,6 +67,9 @@ did you mean old/?"): a correction the model is sent back to make (``send_back``
 class ToolResult:
     ok: bool
     observation: str
+    unchanged: tuple[str, ...] = ()
+    """The files a command named to write and left as they were (every one it named): it
+    changed nothing, though it ran."""
 
 
 class Tool(ABC):
@@ -125,7 +128,7 @@ class Tool(ABC):
         the call. Only tools whose ``preview`` returns changes implement it."""
         raise NotImplementedError
 
-    def touches(self, args: Any) -> list[str]:
+    def touches(self, args: Any, ctx: ToolContext) -> list[str]:
         """The workspace paths this call may create, change or remove, as given; recorded
         before it runs so a rewind can put them back. Empty for tools that change no file, or
         whose effects cannot be known beforehand (shell commands, MCP tools)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import Field
 
@@ -45,6 +45,32 @@ def _source_and_destination(
     return start, end, f"{display_path(ctx.workspace, start)} to {display_path(ctx.workspace, end)}"
 
 
+def _into_folder(ctx: ToolContext, source: str, destination: str) -> str:
+    """Where an entry goes, as ``mv`` and ``cp`` read it: a destination ending in "/" (made
+    when missing) or naming a folder that exists receives the entry under its own name."""
+    name = PurePosixPath(source.rstrip("/")).name
+    if name in ("", ".", ".."):
+        return destination  # refused later, as the path it is
+    if destination.endswith("/"):
+        return f"{destination.rstrip('/')}/{name}"
+    try:
+        end = resolve_entry(ctx.workspace, destination, ctx.protected)
+    except PathRefused:
+        return destination
+    return f"{destination}/{name}" if end.is_dir() and not end.is_symlink() else destination
+
+
+def _named_as_file(destination: Path, source: Path) -> str:
+    """What to add when ``source.ext`` became a file named without one: a model that meant a
+    folder sees it did not get one."""
+    if destination.is_file() and source.suffix and not destination.suffix:
+        return (
+            f": {destination.name} is now the file's name (no folder of that name existed; a "
+            'destination ending with "/" is a folder)'
+        )
+    return ""
+
+
 class MovePath(PathTool):
     name = "move_path"
     description = (
@@ -62,28 +88,21 @@ class MovePath(PathTool):
             max_length=PATH_CHARS, description="New path, relative to the workspace"
         )
 
-    def touches(self, args: Args) -> list[str]:
-        return [args.source, args.destination]
+    def touches(self, args: Args, ctx: ToolContext) -> list[str]:
+        return [args.source, _into_folder(ctx, args.source, args.destination)]
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         risks = [git_risk(self, p, ctx) for p in (args.source, args.destination)]
         return max(risks, key=lambda r: r.tier == "dangerous")
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        into = args.destination.endswith("/")
-        ends = _source_and_destination(ctx, args.source, args.destination, resolve_entry)
+        # Refused a folder as the destination, the 1.5B model that had made the folder moved
+        # nothing; without the "/" it had renamed greet.sh to a file named scripts.
+        target = _into_folder(ctx, args.source, args.destination)
+        ends = _source_and_destination(ctx, args.source, target, resolve_entry)
         if isinstance(ends, ToolResult):
             return ends
         source, destination, shown = ends
-        if into or (destination.is_dir() and not destination.is_symlink()):
-            # As mv does: a folder given as the destination receives the entry (made first
-            # when it ends in "/"). Refused, the 1.5B model that had made the folder moved
-            # nothing; without the "/" it had renamed greet.sh to a file named scripts.
-            inside = f"{args.destination.rstrip('/')}/{source.name}"
-            ends = _source_and_destination(ctx, args.source, inside, resolve_entry)
-            if isinstance(ends, ToolResult):
-                return ends
-            source, destination, shown = ends
         try:
             await asyncio.to_thread(move_entry, ctx.workspace, source, destination)
         except FileNotFoundError:
@@ -91,15 +110,9 @@ class MovePath(PathTool):
         except (PathRefused, OSError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
             return ToolResult(ok=False, observation=f"could not move {shown}: {why}")
-        if destination.is_file() and source.suffix and not destination.suffix:
-            # greet.sh "moved" to scripts is a file named scripts: said, so a model that meant
-            # a folder sees it did not get one.
-            return ToolResult(
-                ok=True,
-                observation=f"moved {shown}: {destination.name} is now the file's name (no "
-                f'folder of that name existed; a destination ending with "/" is a folder)',
-            )
-        return ToolResult(ok=True, observation=f"moved {shown}")
+        return ToolResult(
+            ok=True, observation=f"moved {shown}{_named_as_file(destination, source)}"
+        )
 
 
 class CopyPath(PathTool):
@@ -116,15 +129,18 @@ class CopyPath(PathTool):
             max_length=PATH_CHARS, description="Path of the copy, relative to the workspace"
         )
 
-    def touches(self, args: Args) -> list[str]:
-        return [args.destination]
+    def touches(self, args: Args, ctx: ToolContext) -> list[str]:
+        return [_into_folder(ctx, args.source, args.destination)]
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
         return git_risk(self, args.destination, ctx)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
+        # "backup/" had been written as a file named backup: the 1.5B model, asked to copy
+        # books.json into a new folder, was told the copy was made.
+        target = _into_folder(ctx, args.source, args.destination)
         # The file copied is the one a link names; the copy is a new entry, never a link's end.
-        ends = _source_and_destination(ctx, args.source, args.destination, resolve_path)
+        ends = _source_and_destination(ctx, args.source, target, resolve_path)
         if isinstance(ends, ToolResult):
             return ends
         source, destination, shown = ends
@@ -146,7 +162,9 @@ class CopyPath(PathTool):
         except (PathRefused, OSError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
             return ToolResult(ok=False, observation=f"could not copy {shown}: {why}")
-        return ToolResult(ok=True, observation=f"copied {shown}")
+        return ToolResult(
+            ok=True, observation=f"copied {shown}{_named_as_file(destination, source)}"
+        )
 
 
 class MakeDir(PathTool):
@@ -160,7 +178,7 @@ class MakeDir(PathTool):
             max_length=PATH_CHARS, description="Folder path, relative to the workspace"
         )
 
-    def touches(self, args: Args) -> list[str]:
+    def touches(self, args: Args, ctx: ToolContext) -> list[str]:
         return [args.path]
 
     def assess(self, args: Args, ctx: ToolContext) -> RiskAssessment:
@@ -218,7 +236,7 @@ class DeletePath(PathTool):
                 return RiskAssessment("dangerous", [f"deletes {shown} and everything in it"])
         return assessed
 
-    def touches(self, args: Args) -> list[str]:
+    def touches(self, args: Args, ctx: ToolContext) -> list[str]:
         return [args.path]
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:

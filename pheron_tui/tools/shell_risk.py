@@ -351,23 +351,49 @@ def _tar_writes(args: list[str]) -> list[str]:
     return found
 
 
-def _place(raw: str, root: Path, cwd_hint: str | None, protected: list[Path]) -> str:
-    """Where a written path lands: inside, outside, protected (the app's files) or git."""
+def written_files(command: str, workspace: Path) -> list[Path]:
+    """The workspace paths a command line names to write (a redirection's target, what
+    ``sed -i`` edits, ``cp``'s destination…), resolved; any it cannot place is left out."""
+    parsed = parse_command(command)
+    if parsed.error:
+        return []
+    root = workspace.resolve()
+    found: dict[Path, None] = {}
+    for simple in parsed.commands:
+        if simple.computed:
+            continue
+        program, args = effective(simple)
+        for target in _written_paths(simple, program, args):
+            landing = _landing(target, root, simple.cwd_hint)
+            if landing is not None and landing != root and landing.is_relative_to(root):
+                found[landing] = None
+    return list(found)
+
+
+def _landing(raw: str, root: Path, cwd_hint: str | None) -> Path | None:
+    """Where a written path lands, resolved; None when it cannot be known before it runs."""
     if not raw or raw.startswith("$") or "$(" in raw or "`" in raw:
-        return "outside"  # cannot be known before it runs: treat as outside
+        return None
     home = os.path.expanduser("~")
     raw = re.sub(r"^~(?=/|$)", home, raw)
     base = root
     if cwd_hint is not None:
         hint = re.sub(r"^~(?=/|$)", home, cwd_hint)
         if hint.startswith("$") or "`" in hint:
-            return "outside"
+            return None
         base = (root / hint) if not os.path.isabs(hint) else Path(hint)
     candidate = Path(raw) if os.path.isabs(raw) else base / raw
     try:
-        resolved = candidate.resolve(strict=False)
+        return candidate.resolve(strict=False)
     except (OSError, RuntimeError, ValueError):  # loops, overlong names, NUL bytes
-        return "outside"
+        return None
+
+
+def _place(raw: str, root: Path, cwd_hint: str | None, protected: list[Path]) -> str:
+    """Where a written path lands: inside, outside, protected (the app's files) or git."""
+    resolved = _landing(raw, root, cwd_hint)
+    if resolved is None:
+        return "outside"  # cannot be known before it runs: treat as outside
     if any(resolved == p or resolved.is_relative_to(p) for p in protected):
         return "protected"
     if resolved != root and not resolved.is_relative_to(root):

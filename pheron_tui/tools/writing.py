@@ -104,7 +104,7 @@ class _TextFileTool(PathTool):
         ctx.warned.add(key)
         return ToolResult(ok=False, observation=f"{plan.path} is unchanged: {lost}.")
 
-    def touches(self, args: Any) -> list[str]:
+    def touches(self, args: Any, ctx: ToolContext) -> list[str]:
         return [args.path]
 
     async def write_reviewed(self, change: FileChange, text: str, ctx: ToolContext) -> ToolResult:

@@ -62,6 +62,35 @@ async def test_a_change_that_never_happened_fails_without_asking_the_model(make_
     assert not agent.of("ToolCallStarted")
 
 
+async def test_a_command_that_left_its_files_as_they_were_changed_nothing(make_agent) -> None:
+    """`sed -i` with the new value on both sides ran, and the 1.5B critic passed "TIMEOUT=60
+    has been updated". Told so, the model makes the change; had it not, the critic fails it."""
+    noop = 'CALL(shell_exec) WITH {"command": "sed -i s/TIMEOUT=60/TIMEOUT=60/ env.example"}'
+    edit = 'CALL(edit_file) WITH {"path": "env.example", "old": "TIMEOUT=30", "new": "TIMEOUT=60"}'
+    agent = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[noop, "<final>TIMEOUT is 60 now.</final>", edit, "<final>Done.</final>"],
+        critic=["PASS: changed"],
+    )
+    ws = agent.orchestrator.settings.workspace
+    (ws / "env.example").write_text("DEBUG=1\nTIMEOUT=30\n")
+    result = await agent.orchestrator.submit("Change TIMEOUT in env.example to 60.")
+    assert result.status == "finished" and (ws / "env.example").read_text().endswith("=60\n")
+    told = [str(m.content) for r in agent.provider.requests for m in r.messages]
+    assert any("the command you ran left the files it writes as they were" in t for t in told)
+
+    stays = make_agent(
+        native_tools=False,
+        classify=["task"],
+        plan=[noop, "<final>TIMEOUT is 60 now.</final>", "<final>It is 60.</final>"],
+    )
+    await stays.orchestrator.submit("Change TIMEOUT in env.example to 60.")
+    [verdict] = stays.of("CriticVerdict")
+    assert (verdict.verdict, verdict.auto) == ("FAIL", True)
+    assert "left them as they were" in verdict.reason
+
+
 async def test_a_refused_write_for_a_question_is_not_a_failed_change(make_agent) -> None:
     agent = make_agent(
         classify=["task"], plan=[WRITE, "It says y."], critic=["PASS: the answer is given"]

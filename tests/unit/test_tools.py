@@ -284,6 +284,28 @@ async def test_shell_exec_reports_exit_code_and_output(workspace: Path) -> None:
     assert result.observation.startswith("exit code 3") and "hi" in result.observation
 
 
+async def test_a_command_that_leaves_its_files_as_they_were_says_so(workspace: Path) -> None:
+    """`sed -i 's/TIMEOUT=60/TIMEOUT=60/'` exits 0 and prints nothing, and the 1.5B model said
+    TIMEOUT had been changed. A command whose every named file is as it was says so; one that
+    changed or made a file says nothing more."""
+    (workspace / "env").write_text("DEBUG=1\nTIMEOUT=30\n")
+    same = await call(workspace, "shell_exec", command="sed -i 's/TIMEOUT=60/TIMEOUT=60/' env")
+    assert same.ok and same.unchanged == ("env",)
+    assert same.observation.endswith("(the command left env as it was: nothing in it changed)")
+    changed = await call(workspace, "shell_exec", command="sed -i 's/=30/=60/' env")
+    assert changed.ok and changed.unchanged == () and "left" not in changed.observation
+    assert (workspace / "env").read_text() == "DEBUG=1\nTIMEOUT=60\n"
+    made = await call(workspace, "shell_exec", command="sed -i 's/x/y/' env && echo a > new.txt")
+    assert made.ok and made.unchanged == ()
+    again = await call(workspace, "shell_exec", command="cd sub && echo \"print('beta')\" > b.py")
+    assert again.unchanged == ("sub/b.py",)
+    unnamed = await call(workspace, "shell_exec", command="python3 -c 'pass'")
+    assert unnamed.unchanged == () and unnamed.observation == "exit code 0\n(no output)"
+    os.mkfifo(workspace / "pipe")
+    piped = await call(workspace, "shell_exec", command="touch pipe", timeout_s=5)
+    assert piped.ok and piped.unchanged == ()  # a pipe is never read
+
+
 async def test_shell_secrets_are_scrubbed(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak")
     result = await call(workspace, "shell_exec", command="env")
@@ -837,6 +859,32 @@ async def test_a_move_into_a_folder_goes_inside_it(workspace: Path) -> None:
     (workspace / "scripts" / "a.md").write_text("other")
     clash = await call(workspace, "move_path", source="a.md", destination="scripts")
     assert not clash.ok and (workspace / "scripts" / "a.md").read_text() == "other"
+
+
+async def test_a_copy_into_a_folder_goes_inside_it(workspace: Path) -> None:
+    """As cp does: "backup/" had been written as a file named backup, and the 1.5B model,
+    asked to copy books.json into a new folder, was told the copy was made."""
+    made = await call(workspace, "copy_path", source="a.txt", destination="backup/")
+    assert made.ok and made.observation == "copied a.txt to backup/a.txt"
+    assert (workspace / "backup" / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert (workspace / "a.txt").is_file()
+    into = await call(workspace, "copy_path", source="sub/b.py", destination="backup")
+    assert into.ok and (workspace / "backup" / "b.py").read_text() == "print('beta')\n"
+    named = await call(workspace, "copy_path", source="a.txt", destination="notes")
+    assert named.ok and "is now the file's name" in named.observation
+    assert (workspace / "notes").is_file()
+    clash = await call(workspace, "copy_path", source="a.txt", destination="backup")
+    assert not clash.ok and "already exists" in clash.observation
+
+
+def test_a_checkpoint_names_the_entry_made_inside_a_folder(workspace: Path) -> None:
+    """What a rewind removes is the copy or the moved entry, not the folder's old contents."""
+    registry = default_registry()
+    ctx = ToolContext(workspace=workspace, shell_timeout_s=5)
+    for name, destination in (("copy_path", "sub"), ("move_path", "sub/"), ("copy_path", "c")):
+        prepared = registry.prepare(name, {"source": "a.txt", "destination": destination})
+        touched = prepared.tool.touches(prepared.args, ctx)
+        assert touched[-1] == ("c" if destination == "c" else "sub/a.txt")
 
 
 async def test_a_missing_path_that_is_a_pattern_is_answered_with_the_files_it_matches(
