@@ -373,7 +373,10 @@ class TaskState:
         must call, and only a tool that carries out what is undone (one that writes for a
         change, one that runs for a run: "write square.py and run it", written, is a run)."""
         self.told_to_act = self.must_call = True
-        self.act_with = ("write",) if undone == UNDONE_CHANGE_MESSAGE else ("execute",)
+        # After a command that left its files as they were, the 1.5B model, offered the
+        # shell again, ran the same no-op sed: the tools that write make the change.
+        change = undone in (UNDONE_CHANGE_MESSAGE, UNCHANGED_BY_COMMAND_MESSAGE)
+        self.act_with = ("write",) if change else ("execute",)
 
     def echoed_note(self, answer: str) -> str | None:
         """What to tell a model whose ``answer`` only repeats one of our notes about a call

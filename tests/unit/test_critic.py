@@ -79,6 +79,9 @@ async def test_a_command_that_left_its_files_as_they_were_changed_nothing(make_a
     assert result.status == "finished" and (ws / "env.example").read_text().endswith("=60\n")
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
     assert any("the command you ran left the files it writes as they were" in t for t in told)
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    offered = {spec.function.name for spec in plans[2].tools}  # the step after the note
+    assert "edit_file" in offered and "shell_exec" not in offered
 
     stays = make_agent(
         native_tools=False,
