@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 from abc import abstractmethod
 from typing import Any, Literal
 
 from pydantic import Field
 
 from pheron_tui.core.diffs import FileChange
+from pheron_tui.core.safety import shorten
 from pheron_tui.core.tools import RiskAssessment, ToolContext, ToolResult
 from pheron_tui.tools.files import (
     PathRefused,
@@ -293,6 +295,28 @@ async def _write(ctx: ToolContext, raw: str, shown: str, data: bytes) -> ToolRes
     return None
 
 
+CLOSEST_LINES = 3
+LIKENESS = 0.6
+"""How alike (difflib's ratio) a line must be to `old`'s first line to be shown for it."""
+
+
+def _closest_lines(text: str, old: str) -> list[tuple[int, str]]:
+    """(number, line) of the file's lines most like the first line of ``old`` that is not
+    blank, in file order; none below ``LIKENESS``. Long lines are compared by their start."""
+    first = next((line.strip() for line in old.splitlines() if line.strip()), "")[:200]
+    lines = text.splitlines()
+    if not first or len(lines) > 5000:
+        return []
+    scored = []
+    for number, line in enumerate(lines, 1):
+        matcher = difflib.SequenceMatcher(None, first, line.strip()[:300], autojunk=False)
+        quick = matcher.real_quick_ratio() >= LIKENESS and matcher.quick_ratio() >= LIKENESS
+        if quick and (ratio := matcher.ratio()) >= LIKENESS:
+            scored.append((ratio, number, shorten(line.rstrip(), 200)))
+    best = sorted(scored, key=lambda item: (-item[0], item[1]))[:CLOSEST_LINES]
+    return [(number, line) for _, number, line in sorted(best, key=lambda item: item[1])]
+
+
 def _occurrence_lines(text: str, part: str, most: int = 21) -> list[int]:
     """The line (1-based) where each of the first ``most`` non-overlapping occurrences of
     ``part`` starts; lines are counted once, from one occurrence to the next."""
@@ -365,6 +389,12 @@ class EditFile(_TextFileTool):
                     f". `new` does (line {line}): were they swapped? `old` is the text as the "
                     "file has it now, `new` what it should become"
                 )
+            elif closest := _closest_lines(text, args.old):
+                # Never having read env.example, the 1.5B model edited "TIMEOUT=60" (its own
+                # guess) and answered that nothing needed changing; it wrote `['title']` for
+                # the file's `["title"]`. The lines it likely meant are shown as they are.
+                listed = "\n".join(f"{number:>6}  {line}" for number, line in closest)
+                said += f". The lines most like it, as the file has them:\n{listed}"
             return ToolResult(ok=False, observation=said)
         if count > 1:
             # Where each one is, so the model can take in a neighbouring line to pick one.

@@ -209,6 +209,26 @@ async def test_make_dir_creates_a_folder_with_its_parents(workspace: Path) -> No
     assert not escape.ok and not (workspace.parent / "elsewhere").exists()
 
 
+async def test_an_edit_whose_old_text_is_not_there_is_shown_the_lines_most_like_it(
+    workspace: Path,
+) -> None:
+    """Never having read env.example, the 1.5B model edited "TIMEOUT=60" (its guess) and
+    answered that nothing needed changing; elsewhere it wrote `['title']` for `["title"]`."""
+    (workspace / "env").write_text("DEBUG=1\nTIMEOUT=30\nDB_URL=sqlite:///x.db\n")
+    guessed = await call(workspace, "edit_file", path="env", old="TIMEOUT=60", new="TIMEOUT=90")
+    assert not guessed.ok and guessed.observation.endswith(
+        "The lines most like it, as the file has them:\n     2  TIMEOUT=30"
+    )
+    (workspace / "check.py").write_text('x = 1\nassert f(b)["title"] == "Brave New World", 1\n')
+    quoted = "assert f(b)['title'] == 'Brave New World'"
+    quotes = await call(workspace, "edit_file", path="check.py", old=quoted, new="pass")
+    assert (
+        '     2  assert f(b)["title"]' in quotes.observation and "x = 1" not in quotes.observation
+    )
+    unlike = await call(workspace, "edit_file", path="env", old="something else", new="y")
+    assert unlike.observation == "`old` does not occur in env; it must occur exactly once"
+
+
 async def test_write_and_edit_file(workspace: Path) -> None:
     assert (await call(workspace, "write_file", path="new/c.txt", content="one two")).ok
     assert (workspace / "new" / "c.txt").read_text() == "one two"
