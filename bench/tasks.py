@@ -107,13 +107,14 @@ def calc_fixed(ws: Path, answer: str) -> bool:
     return check_kept_passing(FIXTURE, "test_calc.py")(ws, answer)
 
 
-def renamed(ws: Path, _answer: str) -> bool:
-    target = ws / "records.csv"
-    return (
-        not (ws / "data.csv").exists()
-        and target.is_file()
-        and target.read_text() == FIXTURE["data.csv"]
-    )
+def moved(fixture: dict[str, str], source: str, target: str) -> Callable[[Path, str], bool]:
+    """``source`` is gone and ``target`` holds what it held (a rename or a move)."""
+
+    def check(ws: Path, _answer: str) -> bool:
+        end = ws / target
+        return not (ws / source).exists() and end.is_file() and end.read_text() == fixture[source]
+
+    return check
 
 
 def multiply_added(ws: Path, answer: str) -> bool:
@@ -188,7 +189,7 @@ TASKS = [
     Task("Create a file hello.txt containing the text: hello world", file_is("hello.txt", r"^hello world\s*$")),
     Task("How many TODO items are in notes.md?", says("3")),
     Task("Run python3 test_calc.py and tell me which test fails.", says("test_average")),
-    Task("Rename data.csv to records.csv.", renamed),
+    Task("Rename data.csv to records.csv.", moved(FIXTURE, "data.csv", "records.csv")),
     Task("What is the capital of France?", says("Paris"), chat=True),
     Task("List the Python files in this folder.", says("calc.py", "utils.py", "test_calc.py", "config.py")),
     Task("What is the project's name, according to README.md?", says("Quokka")),
@@ -270,13 +271,6 @@ def names_sorted(ws: Path, _answer: str) -> bool:
     return lines == sorted(SHOP["names.txt"].split())
 
 
-def greet_moved(ws: Path, _answer: str) -> bool:
-    moved = ws / "scripts" / "greet.sh"
-    return (
-        not (ws / "greet.sh").exists() and moved.is_file() and moved.read_text() == SHOP["greet.sh"]
-    )
-
-
 def is_empty_added(ws: Path, answer: str) -> bool:
     probe = (
         "import inventory as i; assert i.is_empty([]) is True; assert i.is_empty([1]) is False;"
@@ -303,7 +297,7 @@ HELD_OUT = [
     Task("Create todo.txt with three lines: one, two, three", todo_written),
     Task("Sort the names in names.txt alphabetically and save the file.", names_sorted),
     Task("What is the latest version in CHANGELOG.md?", says("1.4.0")),
-    Task("Move greet.sh into a new folder called scripts.", greet_moved),
+    Task("Move greet.sh into a new folder called scripts.", moved(SHOP, "greet.sh", "scripts/greet.sh")),
     Task("Run greet.sh with the argument Sam and tell me what it prints.", says("hi Sam")),
     Task("Where is slugify defined?", says("text.py")),
     Task("What is 2 to the power of 10?", says("1024"), chat=True),
@@ -373,15 +367,6 @@ def old_removed(ws: Path, _answer: str) -> bool:
     return not (ws / "old").exists() and (ws / "units.py").is_file() and (ws / "docs").is_dir()
 
 
-def usage_renamed(ws: Path, _answer: str) -> bool:
-    moved = ws / "docs" / "guide.md"
-    return (
-        not (ws / "docs" / "usage.md").exists()
-        and moved.is_file()
-        and moved.read_text() == UNITS["docs/usage.md"]
-    )
-
-
 def line_appended(ws: Path, _answer: str) -> bool:
     text = (ws / "docs" / "usage.md").read_text()
     lines = text.rstrip("\n").split("\n")
@@ -409,7 +394,7 @@ THIRD = [
     Task("Run scripts/report.py and tell me what it prints.", says("Oslo")),
     Task("Add a function fahrenheit_to_celsius(f) to units.py.", f_to_c_added),
     Task("Remove the old folder and everything in it.", old_removed),
-    Task("Rename docs/usage.md to docs/guide.md", usage_renamed),
+    Task("Rename docs/usage.md to docs/guide.md", moved(UNITS, "docs/usage.md", "docs/guide.md")),
     Task("Which file has a FIXME note, and what does it say?", says("usage.md", "km_to_miles")),
     Task("What is 15% of 80?", says("12"), chat=True),
     Task("What does HTTP stand for?", says("Hypertext Transfer Protocol"), chat=True),
@@ -490,15 +475,6 @@ def log_deleted(ws: Path, _answer: str) -> bool:
     return not (ws / "server.log").exists() and (ws / "books.json").is_file()
 
 
-def hello_renamed(ws: Path, _answer: str) -> bool:
-    moved = ws / "greet.py"
-    return (
-        not (ws / "hello.py").exists()
-        and moved.is_file()
-        and moved.read_text() == BOOKS["hello.py"]
-    )
-
-
 def books_backed_up(ws: Path, _answer: str) -> bool:
     copy = ws / "backup" / "books.json"
     return (
@@ -525,7 +501,7 @@ FOURTH = [
     Task("Add a function titles(books) to library/catalog.py that returns the titles of the given books as a list.", titles_added),
     Task("Create a file named AUTHORS containing the line Ada Lovelace", file_is("AUTHORS", r"Ada Lovelace")),
     Task("Delete server.log, I don't need it anymore.", log_deleted),
-    Task("Rename hello.py to greet.py", hello_renamed),
+    Task("Rename hello.py to greet.py", moved(BOOKS, "hello.py", "greet.py")),
     Task("List the open TODO items in notes/meeting.md.", says("shelves", "printer")),
     Task("What is the capital of Australia?", says("Canberra"), chat=True),
     Task("What is 12 times 13?", says("156"), chat=True),
