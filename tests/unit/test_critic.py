@@ -83,12 +83,16 @@ async def test_a_command_that_left_its_files_as_they_were_changed_nothing(make_a
     offered = {spec.function.name for spec in plans[2].tools}  # the step after the note
     assert "edit_file" in offered and "shell_exec" not in offered
 
+    guessed = 'CALL(edit_file) WITH {"path": "env.example", "old": "TIMEOUT=60", "new": "T=6"}'
     stays = make_agent(
         native_tools=False,
         classify=["task"],
-        plan=[noop, "<final>TIMEOUT is 60 now.</final>", "<final>It is 60.</final>"],
+        plan=[noop, "<final>It is 60 now.</final>", guessed, "<final>It is.</final>", "It is."],
     )
+    (ws / "env.example").write_text("DEBUG=1\nTIMEOUT=30\n")
     await stays.orchestrator.submit("Change TIMEOUT in env.example to 60.")
+    told = [str(m.content) for r in stays.provider.requests for m in r.messages]
+    assert any("Your last tool call failed, so nothing has been changed yet" in t for t in told)
     [verdict] = stays.of("CriticVerdict")
     assert (verdict.verdict, verdict.auto) == ("FAIL", True)
     assert "left them as they were" in verdict.reason
