@@ -88,6 +88,12 @@ class Step:
     changed_nothing: bool = False
     """A command that ran and left every file it named to write as it was."""
 
+    @property
+    def may_have_changed(self) -> bool:
+        """A write or a command that went through, save a command known to have changed
+        nothing."""
+        return self.risk != "read" and self.status == "ok" and not self.changed_nothing
+
 
 @dataclass
 class Review:
@@ -223,10 +229,7 @@ class CriticAgent:
         left = any(step.changed_nothing for step in steps)
         tried_to_change = left or any(step.risk == "write" for step in steps)
         # A command that worked may have made the change a refused write could not.
-        changed = any(
-            step.risk != "read" and step.status == "ok" and not step.changed_nothing
-            for step in steps
-        )
+        changed = any(step.may_have_changed for step in steps)
         if tried_to_change and not changed and not question_only:
             return Review("FAIL", COMMAND_CHANGED_NOTHING if left else NOTHING_CHANGED, auto=True)
         if (check := check_command(request_text)) and _last_run_failed(check, steps):

@@ -304,10 +304,7 @@ class TaskState:
         last = self.steps[-1]
         # A command that left its files as they were changed nothing: after one, the 1.5B
         # model's failed edit was answered with "There was no need to change anything".
-        changed = any(
-            step.status == "ok" and step.risk != "read" and not step.changed_nothing
-            for step in self.steps
-        )
+        changed = any(step.may_have_changed for step in self.steps)
         return last.risk == "write" and last.status == "failed" and not changed
 
     def undone_order(self) -> str | None:
