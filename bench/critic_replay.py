@@ -23,6 +23,7 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.critic import CriticAgent, Step
 from pheron_tui.core.intent import asks_only_to_know
 from pheron_tui.core.messages import CompletionRequest
+from pheron_tui.core.request_check import check_command
 from pheron_tui.core.streaming import stream_reply
 
 
@@ -76,8 +77,13 @@ async def replay(folder: Path, provider_name: str, model: str) -> None:
             continue
         right = bool(json.loads(check_file.read_text())["right"])
         request, steps, answer, logged = task
+        # The fixture is gone: the check is read from the request as written.
         review = await critic.review(
-            request, answer, steps, question_only=asks_only_to_know(request)
+            request,
+            answer,
+            steps,
+            question_only=asks_only_to_know(request),
+            check=check_command(request) or "",
         )
         judged += 1
         logged_agree += (logged == "PASS") == right

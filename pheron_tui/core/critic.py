@@ -15,7 +15,7 @@ and reason.
 
 Two verdicts need no model: a request to change something whose every attempted change failed
 or was refused is not done, whatever the answer says; nor is a request that names a check that
-must pass (``intent.check_command``) whose last run of it failed.
+must pass (``request_check.named_check``) whose last run of it failed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pheron_tui.core.events import CallStatus, Risk
-from pheron_tui.core.intent import check_command
 from pheron_tui.core.messages import CompletionRequest, Message
 from pheron_tui.core.prompts import (
     CRITIC_ASSESS,
@@ -39,6 +38,7 @@ from pheron_tui.core.prompts import (
     defuse,
 )
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
+from pheron_tui.core.request_check import runs_check
 from pheron_tui.core.setting_answer import contradicted
 
 Verdict = Literal["PASS", "FAIL"]
@@ -173,7 +173,7 @@ def _last_run_failed(check: str, steps: Sequence[Step]) -> bool:
     runs = [
         step
         for step in steps
-        if step.risk == "execute" and check in str(step.arguments.get("command", ""))
+        if step.risk == "execute" and runs_check(str(step.arguments.get("command", "")), check)
     ]
     return bool(runs) and runs[-1].status == "failed"
 
@@ -222,8 +222,10 @@ class CriticAgent:
         steps: Sequence[Step],
         *,
         question_only: bool = False,
+        check: str = "",
     ) -> Review:
-        """``question_only``: the request only asks, so refused writes were never needed."""
+        """``question_only``: the request only asks, so refused writes were never needed.
+        ``check``: the command the request says must pass (``request_check.named_check``)."""
         if is_clarify_turn(answer, steps):
             return Review("PASS", "the agent asked a clarifying question; nothing ran", auto=True)
         left = any(step.changed_nothing for step in steps)
@@ -232,7 +234,7 @@ class CriticAgent:
         changed = any(step.may_have_changed for step in steps)
         if tried_to_change and not changed and not question_only:
             return Review("FAIL", COMMAND_CHANGED_NOTHING if left else NOTHING_CHANGED, auto=True)
-        if (check := check_command(request_text)) and _last_run_failed(check, steps):
+        if check and _last_run_failed(check, steps):
             # The 1.5B model renamed the failing function, saw the check fail on the import,
             # and answered that it passed; its critic, shown the failure, said PASS.
             return Review("FAIL", CHECK_STILL_FAILS.format(check=check), auto=True)

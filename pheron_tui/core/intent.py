@@ -107,7 +107,7 @@ _RUN_VERBS = r"run|execute"
 _WRITE_VERBS = (
     r"fix|change|edit|create|add|write|delete|remove|rename|move|replace|update|make|refactor|"
     r"implement|insert|append|save|modify|rewrite|install|commit|undo|revert|generate|build|"
-    r"restore|convert|correct|apply|patch|put"
+    r"restore|convert|correct|apply|patch|put|repair|mend"
 )
 _WRITE_ORDER = re.compile(_CLAUSE_START + rf"(?:{_WRITE_VERBS})\b", re.IGNORECASE)
 _CODE_FILE = r"[\w./-]+\.(?:py|sh|js|mjs|ts|rb|pl|php|lua|R|jl)\b"
@@ -121,13 +121,16 @@ _CHANGE_ORDER = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_ASKED_TO_DO = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
+# "Can you fix it?", and after a clause ("check.py fails, can you fix it?").
+_ASKED_TO_DO = re.compile(
+    r"(?:^|[,;:])\s*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE
+)
 
 
 def _orders(text: str, verbs: re.Pattern[str]) -> bool:
     for sentence in _SENTENCE_END.split(text):
         question = _QUESTION_START.match(sentence) or sentence.rstrip().endswith("?")
-        if verbs.search(sentence) and (not question or _ASKED_TO_DO.match(sentence)):
+        if verbs.search(sentence) and (not question or _ASKED_TO_DO.search(sentence)):
             return True
     return False
 
@@ -144,25 +147,6 @@ def orders_a_run(text: str) -> bool:
     """Whether the message tells the agent to run something (``Write square.py, run it and
     tell me the output``): an answer with nothing run has not done it."""
     return _orders(text, _RUN_ORDER)
-
-
-_COMMAND = (
-    r"`[^`\n]{2,200}`"
-    r"|(?:python3?|pytest|npm|npx|yarn|pnpm|make|cargo|go|node|bash|sh|ruby|java|mvn|gradle"
-    r"|tox|nox|\./[\w.-]+)(?:\s+[\w./:=-]+){0,8}?"
-)
-_CHECK = re.compile(
-    rf"\b(?:so\s+that|so|until|such\s+that|make|making)\s+(?:running\s+)?(?P<command>{_COMMAND})"
-    r"\s+(?:passes|pass|runs|works|succeeds|is\s+green)\b",
-    re.IGNORECASE,
-)
-
-
-def check_command(text: str) -> str | None:
-    """The command the message says must pass once the work is done (``Fix calc.py so that
-    `python3 test_calc.py` passes``, ``make pytest pass``), or None."""
-    match = _CHECK.search(text)
-    return match.group("command").strip("`").strip() if match else None
 
 
 def orders_only_a_run(text: str) -> bool:

@@ -37,7 +37,6 @@ from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
 from pheron_tui.core.intent import (
     asks_only_to_know,
-    check_command,
     classify,
     code_like_words,
     code_places,
@@ -63,12 +62,19 @@ from pheron_tui.core.parsing import (
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
+    check_run_note,
     code_places_note,
     with_attachments,
     with_instructions,
 )
 from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
 from pheron_tui.core.reply_calls import CallRunner
+from pheron_tui.core.request_check import (
+    check_command,
+    check_script,
+    named_check,
+    names_apart_from_check,
+)
 from pheron_tui.core.result_question import result_run_hint
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
@@ -355,11 +361,17 @@ class Orchestrator:
             only_to_run=orders_only_a_run(text) and self._can("execute"),
             run_hint=run_hint,
         )
-        if (check := check_command(text)) and self._can("execute"):
+        check = await asyncio.to_thread(named_check, text, workspace) if can_run else None
+        if check:
             # "Fix calc.py so that `python3 test_calc.py` passes": what fails is where the
             # fix starts. Told to fix first, the 1.5B model edited the function the check
             # does not fail on, again and again.
             state.check, state.must_call, state.act_with = check, True, ("execute",)
+            script = check_script(check)
+            if script and not names_apart_from_check(text, script):
+                state.kept_script = script
+            if check != check_command(text):
+                self._remember(Message(role="user", content=check_run_note(check)))
         named = any(code_like_words(text))  # most requests name none: no walk, no thread
         places = (
             await asyncio.to_thread(
@@ -631,7 +643,11 @@ class Orchestrator:
         self.bus.emit(ev.ReviewStarted, turn_id)
         try:
             review = await self.critic.review(
-                state.request, answer, state.steps, question_only=state.only_to_know
+                state.request,
+                answer,
+                state.steps,
+                question_only=state.only_to_know,
+                check=state.check,
             )
         except ProviderError as exc:
             self.bus.emit(

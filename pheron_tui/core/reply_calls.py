@@ -253,7 +253,9 @@ class CallRunner:
         # A small model asked "Which function reverses a string?" may edit the file, told
         # to run the tests it may write one: the user asked for no change, so the write is
         # shown denied, never asked.
-        withheld = state.writes_refused if item.tool.risk == "write" else None
+        withheld = None
+        if item.tool.risk == "write":
+            withheld = state.writes_refused or state.changes_check(item.arguments)
         waits = None if withheld else order.waits(item.tool.name, item.tool.risk)
         deferred = waits is not None
         if waits:

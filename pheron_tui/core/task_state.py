@@ -91,6 +91,16 @@ def failed_check_message(command: str, defined: Sequence[str] = ()) -> str:
     )
 
 
+def check_kept_message(script: str) -> str:
+    """What the model is told when it writes to the script of the check the request says must
+    pass: that script measures the fix."""
+    return (
+        f"{script} is the check the request says must pass: it measures the fix, so it stays "
+        "as it is and this call did not run. Change the code it tests, where its failure "
+        "points, so that it passes; if the check itself is wrong, say so in your answer."
+    )
+
+
 UNSUPPORTED_NUMBER_MESSAGE = (
     "Your answer says {number}, but no tool result above shows {number}. Answer only from what "
     "the results show; if they do not show it, look where it is (read the file that holds it, "
@@ -255,8 +265,12 @@ class TaskState:
     """The request names a file, folder or code of the workspace, or speaks of files, folders
     or commands: looking comes first."""
     check: str = ""
-    """The command the request says must pass (``intent.check_command``): run first, to see
+    """The command the request says must pass (``request_check.named_check``): run first, to see
     what fails, and again after the change."""
+    kept_script: str = ""
+    """The script the check runs, when the request names it only as the check: what the work
+    must not change (told "check_catalog.py is failing, fix the code", the 1.5B model edited
+    the check's assertion to what the code returned)."""
     check_told: bool = False
     """The model, answering with its change unchecked, was once told to run the check."""
     checks_reported: set[str] = field(default_factory=set)
@@ -279,6 +293,16 @@ class TaskState:
             return QUESTION_ONLY_MESSAGE, "question"
         if self.only_to_run:
             return _with_hint(RUN_ONLY_MESSAGE, self.run_hint), "run order"
+        return None
+
+    def changes_check(self, arguments: dict[str, object]) -> tuple[str, str] | None:
+        """(why, by what) a write is refused before anyone is asked when a path it is given
+        is the check's own script (``kept_script``)."""
+        if not self.kept_script:
+            return None
+        for value in arguments.values():
+            if isinstance(value, str) and value.removeprefix("./") == self.kept_script:
+                return check_kept_message(self.kept_script), "check"
         return None
 
     def unsupported_number(self, answer: str) -> str | None:

@@ -229,12 +229,17 @@ async def test_a_check_the_request_names_that_failed_last_fails_without_asking_t
     edit = Step("edit_file", {"path": "u.py", "old": "a", "new": "b"}, "write", "ok", "edited")
     failed = Step("shell_exec", run, "execute", "failed", "exit code 1\nImportError")
     passed = Step("shell_exec", run, "execute", "ok", "exit code 0")
-    request = "Make `python3 check.py` pass."
-    review = await critic.review(request, "It passes now.", [failed, edit, failed])
+    request, check = "Make `python3 check.py` pass.", "python3 check.py"
+    review = await critic.review(request, "It passes now.", [failed, edit, failed], check=check)
     assert (review.verdict, review.auto) == ("FAIL", True)
     assert "`python3 check.py`, failed when it last ran" in review.reason
-    review = await critic.review(request, "It passes now.", [failed, edit, passed])
+    review = await critic.review(request, "It passes now.", [failed, edit, passed], check=check)
     assert (review.verdict, review.auto) == ("PASS", False)
     other = Step("shell_exec", {"command": "ls"}, "execute", "failed", "exit code 2")
-    review = await critic.review(request, "It passes now.", [failed, edit, passed, other])
+    steps = [failed, edit, passed, other]
+    review = await critic.review(request, "It passes now.", steps, check=check)
     assert not review.auto  # another command failing is for the model to judge
+    # Run as the model wrote it, not as the check is spelled: still the check.
+    python = Step("shell_exec", {"command": "python check.py"}, "execute", "failed", "exit 1")
+    review = await critic.review(request, "It passes now.", [edit, python], check=check)
+    assert (review.verdict, review.auto) == ("FAIL", True)

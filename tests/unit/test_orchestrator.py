@@ -1177,6 +1177,43 @@ async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(
     assert "What it calls is defined at shop.py:1" in str(plans[2].messages[-1].content)
 
 
+async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
+    make_agent, workspace
+) -> None:
+    """ "check_catalog.py is failing. Please fix the code so it passes": never made to run
+    it, the 1.5B model edited the check's assertion to what the code returned. The script is
+    the check: run first (the command that runs it is said), and a write to it is refused
+    without asking; the code it tests is what changes."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    check = "from shop import total\nassert total([1]) == 1\n"
+    (workspace / "check.py").write_text(check)
+    run = 'CALL(shell_exec) WITH {"command": "python check.py"}'
+    weaken = 'CALL(edit_file) WITH {"path": "check.py", "old": "== 1", "new": "== 0"}'
+    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    agent = _calls_agent(make_agent, [run], weaken, edit, run, "Fixed; it passes.")
+    result = await agent.orchestrator.submit("check.py is failing. Please fix the code.")
+    assert result.answer == "Fixed; it passes."
+    assert (workspace / "check.py").read_text() == check
+    assert "sum(items)" in (workspace / "shop.py").read_text()
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
+    assert any("`python3 check.py`: run it first" in str(m.content) for m in plans[0].messages)
+    decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
+    assert decided[1] == ("denied", "check")
+    assert "check.py is the check the request says must pass" in str(plans[2].messages[-1].content)
+
+
+async def test_a_script_the_request_names_as_the_work_may_be_changed(make_agent, workspace) -> None:
+    """ "Fix check.py so that `python3 check.py` passes": the script is the work, not only
+    the check."""
+    (workspace / "check.py").write_text("assert 1 == 2\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    edit = 'CALL(edit_file) WITH {"path": "check.py", "old": "1 == 2", "new": "2 == 2"}'
+    agent = _calls_agent(make_agent, [run], edit, run, "Fixed.")
+    await agent.orchestrator.submit("Fix check.py so that `python3 check.py` passes.")
+    assert (workspace / "check.py").read_text() == "assert 2 == 2\n"
+
+
 async def test_an_order_to_use_a_python_file_is_told_how_to_run_it(make_agent, workspace) -> None:
     """ "Use units.py to convert 10 miles to kilometres" orders a run, not a change: the 1.5B
     model, answering with nothing run, was told "no file has been changed yet", edited

@@ -10,7 +10,6 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import LEGACY
 from pheron_tui.core.intent import (
     CodePlace,
-    check_command,
     code_places,
     defines,
     named_entries,
@@ -416,17 +415,6 @@ async def test_an_order_whose_write_failed_is_sent_back_once(make_agent, workspa
     assert (workspace / "config.py").read_text() == "X = 1\nDEBUG = False\n"
     told = [str(r.messages[-1].content) for r in agent.provider.requests]
     assert sum("nothing has been changed yet" in m for m in told) == 1
-
-
-def test_the_check_a_request_says_must_pass_is_read() -> None:
-    assert check_command("Fix calc.py so that `python3 test_calc.py` passes.") == (
-        "python3 test_calc.py"
-    )
-    assert check_command("Fix it so python3 check.py -v works") == "python3 check.py -v"
-    assert check_command("Make npm test pass") == "npm test"
-    assert check_command("keep going until make lint succeeds") == "make lint"
-    assert check_command("make the tests pass") is None  # which command is not said
-    assert check_command("Why does pytest pass here?") is None  # a question, not a goal
 
 
 def test_a_yes_or_no_is_read_against_the_setting_shown() -> None:

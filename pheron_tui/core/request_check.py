@@ -1,0 +1,143 @@
+"""The check a request says must pass once the work is done.
+
+Either a command the request names as the goal ("Fix calc.py so that `python3 test_calc.py`
+passes", "make npm test pass"), or a script of the workspace it says is failing and orders
+fixed ("check_catalog.py is failing. Please fix the code so it passes"). The check is run
+first, to see what fails, and again after the change; the script is the measure of the fix,
+so an edit of it is not the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from pheron_tui.core.intent import FILE_LIMIT, orders_a_change
+from pheron_tui.core.python_source import parsed
+
+_SCRIPT = r"[\w./-]+\.(?:py|sh)"
+_COMMAND = (
+    r"`[^`\n]{2,200}`"
+    r"|(?:python3?|pytest|npm|npx|yarn|pnpm|make|cargo|go|node|bash|sh|ruby|java|mvn|gradle"
+    r"|tox|nox|\./[\w.-]+)(?:\s+[\w./:=-]+){0,8}?"
+    rf"|{_SCRIPT}\b"
+)
+_GOAL = re.compile(
+    rf"\b(?:so\s+that|so|until|such\s+that|make|making)\s+(?:running\s+)?(?P<command>{_COMMAND})"
+    r"\s+(?:passes|pass|runs|works|succeeds|is\s+green)\b",
+    re.IGNORECASE,
+)
+_FAILING = re.compile(
+    rf"(?<![\w./-])`?(?P<command>{_SCRIPT})`?\s+(?:is\s+|keeps\s+)?(?:failing|fails|failed|"
+    r"(?:does\s*n[o']t|do\s*n[o']t|is\s*n[o']t|is\s+not|won'?t|will\s+not|no\s+longer)"
+    r"\s+pass(?:es|ing)?)\b",
+    re.IGNORECASE,
+)
+_BARE_SCRIPT = re.compile(rf"(?:\./)?{_SCRIPT}")
+
+
+def check_command(text: str) -> str | None:
+    """The command the message names as the goal of the work (``Fix calc.py so that
+    `python3 test_calc.py` passes``, ``make pytest pass``), as written, or None."""
+    match = _GOAL.search(text)
+    return match.group("command").strip("`").strip() if match else None
+
+
+def named_check(text: str, workspace: Path) -> str | None:
+    """The command that runs the check the message says must pass, or None: the goal it names
+    (``check_command``), or a workspace script it says is failing when it orders a fix. A
+    script named bare is run as its kind is run: ``python3 check.py``, ``python3 -m pytest -q
+    test_x.py`` for a file of pytest tests only (run as a script it would pass doing
+    nothing), ``bash check.sh``. Told "check_catalog.py is failing, fix the code", the 1.5B
+    model, never made to run it, edited the check's assertion instead."""
+    command = check_command(text)
+    if command is None and orders_a_change(text):
+        failing = _FAILING.search(text)
+        command = failing.group("command") if failing else None
+    if command is None or not _BARE_SCRIPT.fullmatch(command):
+        return command
+    return _script_command(command.removeprefix("./"), workspace)
+
+
+def _script_command(script: str, workspace: Path) -> str | None:
+    """How to run the workspace script ``script``, or None when it is no file of the
+    workspace (a name the message only mentions is no check anyone can run)."""
+    path = workspace / script
+    try:
+        if (
+            path.is_symlink()
+            or not path.resolve().is_relative_to(workspace.resolve())
+            or not path.is_file()
+            or path.stat().st_size > FILE_LIMIT
+        ):
+            return None
+        if script.endswith(".sh"):
+            return f"bash {script}"
+        module = parsed(path.read_text(errors="replace"))
+    except (OSError, ValueError):
+        return None
+    if module is not None and _only_defines_tests(module):
+        return f"python3 -m pytest -q {script}"
+    return f"python3 {script}"
+
+
+_DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_ASSIGNMENTS = (ast.Assign, ast.AnnAssign)
+
+
+def _only_defines_tests(module: ast.Module) -> bool:
+    """Whether the module defines pytest tests and, run as a script, does nothing else."""
+    tests = False
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            tests = tests or node.name.startswith("test")
+        elif isinstance(node, ast.ClassDef):
+            tests = tests or node.name.startswith("Test")
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        elif not isinstance(node, _DEFINITIONS + _ASSIGNMENTS):
+            return False
+    return tests
+
+
+def check_script(check: str) -> str | None:
+    """The workspace script a check command runs (``python3 check.py`` → ``check.py``), or
+    None for a command that runs none by name (``npm test``)."""
+    words = check.split()
+    scripts = [w.removeprefix("./") for w in words if _BARE_SCRIPT.fullmatch(w)]
+    return scripts[-1] if len(scripts) == 1 else None
+
+
+def names_apart_from_check(text: str, script: str) -> bool:
+    """Whether the message names ``script`` anywhere but where it names it as the check: "fix
+    test_calc.py so that it passes" makes the script itself the work."""
+    rest = _FAILING.sub(" ", _GOAL.sub(" ", text))
+    word = re.compile(rf"(?<![\w./-])(?:\./)?{re.escape(script)}(?![\w/-])")
+    return word.search(rest) is not None
+
+
+def runs_check(command: str, check: str) -> bool:
+    """Whether the shell ``command`` runs ``check``. A check that runs a script is run by any
+    part of the command that runs that script (``python check.py``, ``cd lib && pytest
+    test_x.py``, ``./check.sh``), not by one that only reads it (``cat check.py``); another
+    check by its words, in order."""
+    script = check_script(check)
+    parts = [part.split() for part in _COMMAND_SEPARATORS.split(command.replace("`", " "))]
+    if script is None:
+        wanted = check.split()
+        return any(_in_order(wanted, words) for words in parts)
+    for words in parts:
+        names = [word.removeprefix("./") for word in words]
+        if script in names and words[0].removeprefix("./") in _RUNNERS | {script}:
+            return True
+    return False
+
+
+_COMMAND_SEPARATORS = re.compile(r"&&|\|\||;|\|")
+_RUNNERS = frozenset({"python", "python3", "bash", "sh", "pytest", "uv", "poetry"})
+
+
+def _in_order(wanted: list[str], words: list[str]) -> bool:
+    given = iter(words)
+    return bool(wanted) and all(word in given for word in wanted)
