@@ -253,13 +253,6 @@ def observation_message(tool: str, observation: str, special_tokens: Sequence[st
     return f'<tool_output tool="{tool}">\n{defuse(observation, special_tokens)}\n</tool_output>'
 
 
-def check_run_note(command: str) -> str:
-    """What the model is told, before the first step, of a check the request names only as a
-    script ("check.py is failing"): the command that runs it, which the request does not
-    spell out. A pytest file run as a script passes doing nothing."""
-    return f"The check my request names is run with `{command}`: run it first to see what fails."
-
-
 def code_places_note(
     places: Sequence[tuple[str, int, str]], special_tokens: Sequence[str] = (), more: bool = False
 ) -> str:

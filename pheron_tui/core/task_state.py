@@ -312,6 +312,8 @@ class TaskState:
         once per task: an answer the model works out (a sum, an average) may stand after it."""
         if self.numbers_checked or not self.only_to_know:
             return None
+        if self.orders_run and not self.told_to_act and not self._ran_anything():
+            return None  # the run that works it out is asked for first (``undone_order``)
         seen = {float(n) for n in numbers(self.request)}
         for step in self.steps:
             seen.update(float(n) for n in numbers(step.output))
@@ -347,9 +349,12 @@ class TaskState:
             if any(step.changed_nothing for step in self.steps):
                 return UNCHANGED_BY_COMMAND_MESSAGE
             return UNDONE_CHANGE_MESSAGE
-        if self.orders_run and not any(step.risk == "execute" for step in self.steps):
+        if self.orders_run and not self._ran_anything():
             return _with_hint(UNDONE_RUN_MESSAGE, self.run_hint)
         return None
+
+    def _ran_anything(self) -> bool:
+        return any(step.risk == "execute" for step in self.steps)
 
     def _check_fails_unchanged(self) -> bool:
         """The request names a check, the last command run failed, and nothing was written:

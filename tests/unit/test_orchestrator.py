@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 
 import pytest
@@ -1076,19 +1077,20 @@ async def test_a_request_that_names_a_check_runs_it_first_and_after_the_change(
     make_agent, workspace
 ) -> None:
     """ "Fix main.py so that `python3 main.py` passes": told to fix first, the 1.5B model
-    edited the function the check does not fail on. The first step offers only the tool that
-    runs commands; an answer given after a change with the check not run since is sent back
-    once, to run it."""
+    edited the function the check does not fail on. The agent runs the check before the first
+    step, as a call of the model's (proposed, approved, its result in the history); an answer
+    given after a change with the check not run since is sent back once, to run it."""
     run = 'CALL(shell_exec) WITH {"command": "python3 main.py"}'
     edit = 'CALL(edit_file) WITH {"path": "main.py", "old": "hello", "new": "hi"}'
-    agent = _calls_agent(make_agent, [run], edit, "<final>Fixed.</final>", run, "Fixed; it passes.")
+    agent = _calls_agent(make_agent, [edit], "<final>Fixed.</final>", run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("Fix main.py so that `python3 main.py` passes.")
     assert result.status == "finished" and result.answer == "Fixed; it passes."
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
-    assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
-    assert plans[0].tool_choice == "required"
-    assert "have not run `python3 main.py` since" in str(plans[3].messages[-1].content)
-    assert [t.function.name for t in plans[3].tools] == ["shell_exec"]
+    first = [str(m.content) for m in plans[0].messages[-2:]]
+    assert first[0].startswith('CALL(shell_exec) WITH {"command": "python3 main.py"}')
+    assert "exit code 0" in first[1]
+    assert "have not run `python3 main.py` since" in str(plans[2].messages[-1].content)
+    assert [t.function.name for t in plans[2].tools] == ["shell_exec"]
     assert [e.tool for e in agent.of("ToolCallProposed")] == [
         "shell_exec",
         "edit_file",
@@ -1154,7 +1156,7 @@ async def test_a_clarify_asking_the_user_to_run_the_check_is_sent_back_to_run_it
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
     verify = 'CLARIFY("I changed total. Please run `python3 check.py` again to verify.")'
-    agent = _calls_agent(make_agent, [run], edit, verify, run, "Fixed; it passes.")
+    agent = _calls_agent(make_agent, [edit], verify, run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
     assert result.answer == "Fixed; it passes."
     assert [e.tool for e in agent.of("ToolCallProposed")] == [
@@ -1182,7 +1184,7 @@ async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
 ) -> None:
     """ "check_catalog.py is failing. Please fix the code so it passes": never made to run
     it, the 1.5B model edited the check's assertion to what the code returned. The script is
-    the check: run first (the command that runs it is said), and a write to it is refused
+    the check: the agent runs it first, as its kind is run, and a write to it is refused
     without asking; the code it tests is what changes."""
     (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
     check = "from shop import total\nassert total([1]) == 1\n"
@@ -1190,17 +1192,19 @@ async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
     run = 'CALL(shell_exec) WITH {"command": "python check.py"}'
     weaken = 'CALL(edit_file) WITH {"path": "check.py", "old": "== 1", "new": "== 0"}'
     edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
-    agent = _calls_agent(make_agent, [run], weaken, edit, run, "Fixed; it passes.")
+    agent = _calls_agent(make_agent, [weaken], edit, run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("check.py is failing. Please fix the code.")
     assert result.answer == "Fixed; it passes."
     assert (workspace / "check.py").read_text() == check
     assert "sum(items)" in (workspace / "shop.py").read_text()
-    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
-    assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
-    assert any("`python3 check.py`: run it first" in str(m.content) for m in plans[0].messages)
+    proposed = agent.of("ToolCallProposed")
+    assert proposed[0].arguments == {"command": "python3 check.py"}
+    assert [e.tool for e in proposed] == ["shell_exec", "edit_file", "edit_file", "shell_exec"]
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
     assert decided[1] == ("denied", "check")
-    assert "check.py is the check the request says must pass" in str(plans[2].messages[-1].content)
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert "AssertionError" in str(plans[0].messages[-1].content)
+    assert "check.py is the check the request says must pass" in str(plans[1].messages[-1].content)
 
 
 async def test_a_script_the_request_names_as_the_work_may_be_changed(make_agent, workspace) -> None:
@@ -1212,6 +1216,28 @@ async def test_a_script_the_request_names_as_the_work_may_be_changed(make_agent,
     agent = _calls_agent(make_agent, [run], edit, run, "Fixed.")
     await agent.orchestrator.submit("Fix check.py so that `python3 check.py` passes.")
     assert (workspace / "check.py").read_text() == "assert 2 == 2\n"
+
+
+async def test_a_count_over_a_data_file_is_worked_out_with_python(make_agent, workspace) -> None:
+    """ "How many books in books.json came out before 1950?": the 1.5B model read the file
+    and said 3 of 2. The agent says, before the first step, what the file holds and how
+    Python loads it; an answer given with nothing run is sent back once, to run it."""
+    books = [{"title": "Dune", "year": 1965}, {"title": "The Hobbit", "year": 1937}]
+    (workspace / "books.json").write_text(json.dumps(books))
+    read = 'CALL(read_file) WITH {"path": "books.json"}'
+    program = "import json; data = json.load(open('books.json')); print(sum(b['year'] < 1950 for b in data))"
+    run = json.dumps({"command": f'python3 -c "{program}"'})
+    agent = _calls_agent(
+        make_agent, [read], "<final>2 books.</final>", f"CALL(shell_exec) WITH {run}", "1 book."
+    )
+    result = await agent.orchestrator.submit("How many books in books.json came out before 1950?")
+    assert result.answer == "1 book."
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    note = str(plans[0].messages[-1].content)
+    assert "a list of 2 records, each with the keys 'title', 'year'" in note
+    assert "json.load(open('books.json'))" in note
+    assert "nothing has been run yet" in str(plans[2].messages[-1].content)
+    assert agent.of("ToolCallFinished")[-1].observation.strip().endswith("1")
 
 
 async def test_an_order_to_use_a_python_file_is_told_how_to_run_it(make_agent, workspace) -> None:

@@ -1,0 +1,130 @@
+"""A question that counts, adds up or compares the records of a data file of the workspace.
+
+Asked "How many books in books.json came out before 1950?", the 1.5B model read the file and
+said 3 (there are 2); asked on which date visits.csv recorded the most visitors, it named the
+first row's. Python counts right: such a question is answered by running a line of Python
+over the file, and the agent says how before the first step, with the file's fields, so the
+line the model writes names them as the file has them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+from pheron_tui.core.intent import named_entries
+
+_AGGREGATE = re.compile(
+    r"\b(?:how\s+many|how\s+much|count|number\s+of|total|sum|average|mean|median"
+    r"|most|least|fewest|max(?:imum)?|min(?:imum)?|highest|lowest|largest|smallest|biggest"
+    r"|greatest|warmest|coldest|hottest|busiest|oldest|newest|earliest|latest|longest"
+    r"|shortest|cheapest|dearest|top\s+\d+)\b",
+    re.IGNORECASE,
+)
+_DATA_SUFFIXES = (".json", ".csv", ".tsv")
+DATA_LIMIT = 1_000_000
+"""Bytes, at most, of a data file read to describe it."""
+MOST_FIELDS = 12
+FIELD_CHARS = 40
+MOST_CHARS = 1000
+"""Longer than this, a message is no one question over a file (and is not read)."""
+
+
+def data_question_hint(text: str, workspace: Path) -> str:
+    """How to work out the answer to a question that counts or compares over a data file the
+    message names (JSON records, CSV or TSV rows), with Python, or "" when the message asks
+    no such thing or names no such file."""
+    if len(text) > MOST_CHARS or _AGGREGATE.search(text) is None:
+        return ""
+    for name in named_entries(text, workspace):
+        if name.endswith(_DATA_SUFFIXES) and re.fullmatch(r"[\w./-]+", name):
+            described = _described(workspace, name)
+            if described:
+                return described
+    return ""
+
+
+def _described(workspace: Path, name: str) -> str:
+    path = workspace / name
+    try:
+        if (
+            path.is_symlink()
+            or not path.resolve().is_relative_to(workspace.resolve())
+            or not path.is_file()
+            or path.stat().st_size > DATA_LIMIT
+        ):
+            return ""
+        text = path.read_text(errors="replace")
+    except (OSError, ValueError):
+        return ""
+    if name.endswith(".json"):
+        return _json_hint(name, text)
+    return _table_hint(name, text, "\t" if name.endswith(".tsv") else ",")
+
+
+def _fields(names: list[str]) -> str:
+    shown = [repr(str(n)[:FIELD_CHARS]) for n in names[:MOST_FIELDS]]
+    more = ", …" if len(names) > MOST_FIELDS else ""
+    return ", ".join(shown) + more
+
+
+def _json_hint(name: str, text: str) -> str:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return ""
+    load = f"import json; data = json.load(open('{name}')); print(...)"
+    if _records(data):
+        return _hint(f"{name} holds a list of {_described_records(data)}", load)
+    # {"books": [...]}: the records under one key.
+    if isinstance(data, dict):
+        key = next((k for k, v in data.items() if _records(v)), None)
+        if key is not None:
+            where = repr(str(key)[:FIELD_CHARS])
+            return _hint(
+                f"{name} holds an object whose {where} is a list of "
+                f"{_described_records(data[key])}",
+                load,
+            )
+    # A settings object or a list of values is read, not counted over.
+    return ""
+
+
+def _records(data: object) -> bool:
+    return isinstance(data, list) and bool(data) and all(isinstance(i, dict) for i in data)
+
+
+def _described_records(records: list[dict[str, object]]) -> str:
+    keys = list(dict.fromkeys(str(key) for item in records for key in item))
+    many = "records, each" if len(records) > 1 else "record,"
+    return f"{len(records)} {many} with the keys {_fields(keys)}"
+
+
+def _table_hint(name: str, text: str, delimiter: str) -> str:
+    try:
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    except csv.Error:
+        return ""
+    rows = [row for row in rows if row]
+    if len(rows) < 2:
+        return ""
+    header, count = rows[0], len(rows) - 1
+    many = "rows" if count > 1 else "row"
+    tab = ", delimiter='\\t'" if delimiter == "\t" else ""
+    load = f"import csv; rows = list(csv.DictReader(open('{name}'){tab})); print(...)"
+    shape = (
+        f"{name} has {count} {many} under the header {_fields(header)} (csv gives every value "
+        "as text: convert numbers with int() or float() before comparing or adding them)"
+    )
+    return _hint(shape, load)
+
+
+def _hint(shape: str, load: str) -> str:
+    return (
+        f"{shape}. Work the answer out with Python rather than by reading: run shell_exec with "
+        f'python3 -c "{load}", the expression that computes what was asked in place of the '
+        "dots, then answer from what it prints."
+    )
