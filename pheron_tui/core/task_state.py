@@ -8,6 +8,7 @@ does not move the task, and the limits that end a task going round in circles.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -300,9 +301,13 @@ class TaskState:
         is the check's own script (``kept_script``)."""
         if not self.kept_script:
             return None
+        kept = self.kept_script
         for value in arguments.values():
-            if isinstance(value, str) and value.removeprefix("./") == self.kept_script:
-                return check_kept_message(self.kept_script), "check"
+            if not isinstance(value, str) or not value.strip():
+                continue
+            path = posixpath.normpath(value.strip())
+            if path == kept or (path.startswith("/") and path.endswith(f"/{kept}")):
+                return check_kept_message(kept), "check"
         return None
 
     def unsupported_number(self, answer: str) -> str | None:

@@ -13,6 +13,7 @@ from pheron_tui.core.request_check import (
     names_apart_from_check,
     runs_check,
 )
+from pheron_tui.core.task_state import TaskState
 
 
 def test_the_check_a_request_says_must_pass_is_read() -> None:
@@ -110,3 +111,25 @@ def test_a_run_of_the_check_is_known_by_the_script_it_runs() -> None:
     assert runs_check("pytest -q lib/test_shop.py", "python3 -m pytest -q lib/test_shop.py")
     assert runs_check("npm test -- --watch=false", "npm test")
     assert not runs_check("npm install", "npm test")
+
+
+@pytest.mark.parametrize(
+    ("path", "refused"),
+    [
+        ("check.py", True),
+        ("./check.py", True),
+        ("lib/../check.py", True),
+        ("/home/me/project/check.py", True),
+        ("lib/check.py", False),  # another file of the same name
+        ("check.py.bak", False),
+        ("", False),
+    ],
+)
+def test_a_write_to_the_check_script_is_refused_however_its_path_is_written(
+    path: str, refused: bool
+) -> None:
+    state = TaskState(request="check.py is failing, fix the code", kept_script="check.py")
+    found = state.changes_check({"path": path, "content": "x"})
+    assert (found is not None) == refused
+    if found:
+        assert found[1] == "check" and "check.py is the check" in found[0]
