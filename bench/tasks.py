@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +74,20 @@ def says(*facts: str) -> Callable[[Path, str], bool]:
         return fact.lower() in answer.lower()
 
     return lambda _ws, answer: all(stated(f, answer) for f in facts)
+
+
+def picks(right: Sequence[str], others: Sequence[str]) -> Callable[[Path, str], bool]:
+    """The answer names one of ``right`` (as whole words) and not every one of ``others``: an
+    answer that lists the file's rows names the right one too, and picks nothing."""
+
+    def named(word: str, answer: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", answer, re.IGNORECASE) is not None
+
+    def check(_ws: Path, answer: str) -> bool:
+        answer = answer.replace("\\n", " ").replace("\\t", " ")  # rows written out as text
+        return any(named(w, answer) for w in right) and not all(named(w, answer) for w in others)
+
+    return check
 
 
 def passes(command: list[str]) -> Callable[[Path, str], bool]:
@@ -203,7 +217,7 @@ TASKS = [
     Task("Which Python version is installed here? Run a command to find out.", says(PY_VERSION)),
     Task("Write a script square.py that prints the square of 12, run it and tell me the output.", square_script),
     Task("Which file defines MAX_ITEMS, and what is its value?", says("config.py", "50")),
-    Task("Who had the highest score in data.csv?", says("cy")),
+    Task("Who had the highest score in data.csv?", picks(["cy"], ["ana", "bo", "dee"])),
     Task("Explain in one sentence what a Python list comprehension is.", says("list"), chat=True),
     # 23–32, added later: file operations and phrasings the first 22 did not try.
     Task("Show me what's in config.py", says("MAX_ITEMS", "50")),
@@ -388,7 +402,7 @@ THIRD = [
     Task("Explain what km_to_miles in units.py does and whether it is correct.", says_any("divid", "incorrect", "wrong", "bug", "not correct", "should be", "instead of")),
     Task("Make python3 test_units.py pass.", check_kept_passing(UNITS, "test_units.py")),
     Task("What version is this project, per pyproject.toml?", says("0.3.1")),
-    Task("Which city is the warmest in stations.csv?", says("Cairo")),
+    Task("Which city is the warmest in stations.csv?", picks(["Cairo"], ["Oslo", "Lima", "Perth"])),
     Task("How many stations are listed in stations.csv?", says("4")),
     Task("Change the cache size in config.ini to 256.", cache_resized),
     Task("Run scripts/report.py and tell me what it prints.", says("Oslo")),
@@ -494,7 +508,7 @@ FOURTH = [
     Task("check_catalog.py is failing. Please fix the code so it passes.", check_kept_passing(BOOKS, "check_catalog.py")),
     Task("Who wrote Foundation, according to books.json?", says("Asimov")),
     Task("How many books in books.json came out before 1950?", says("2")),
-    Task("On which date did data/visits.csv record the most visitors?", says_any("2026-03-04", "March 4", "4 March")),
+    Task("On which date did data/visits.csv record the most visitors?", picks(["2026-03-04", "March 4", "4 March"], ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-05"])),
     Task("How many WARN lines does server.log have?", says("3")),
     Task("Change TIMEOUT in env.example to 60.", env_timeout_set),
     Task("Run hello.py with the name Ada and show me what it prints.", says("Hello, Ada")),
