@@ -76,7 +76,7 @@ def _json_hint(name: str, text: str) -> str:
         data = json.loads(text)
     except (ValueError, RecursionError):
         return ""
-    load = f"import json; data = json.load(open('{name}')); print(...)"
+    load = f"import json; data = json.load(open('{name}')); answer = ...; print(answer)"
     if _records(data):
         return _hint(f"{name} holds a list of {_described_records(data)}", load)
     # {"books": [...]}: the records under one key.
@@ -114,7 +114,8 @@ def _table_hint(name: str, text: str, delimiter: str) -> str:
     header, count = rows[0], len(rows) - 1
     many = "rows" if count > 1 else "row"
     tab = ", delimiter='\\t'" if delimiter == "\t" else ""
-    load = f"import csv; rows = list(csv.DictReader(open('{name}'){tab})); print(...)"
+    reader = f"rows = list(csv.DictReader(open('{name}'){tab}))"
+    load = f"import csv; {reader}; answer = ...; print(answer)"
     shape = (
         f"{name} has {count} {many} under the header {_fields(header)} (csv gives every value "
         "as text: convert numbers with int() or float() before comparing or adding them)"
@@ -123,6 +124,8 @@ def _table_hint(name: str, text: str, delimiter: str) -> str:
 
 
 def _hint(shape: str, load: str) -> str:
+    # The answer is named before it is printed: shown ``print(...)``, the 1.5B model wrote
+    # ``print(max(rows, key=…)['name']`` and left print's parenthesis open, twice.
     return (
         f"{shape}. Work the answer out with Python rather than by reading: run shell_exec with "
         f'python3 -c "{load}", the expression that computes what was asked in place of the '

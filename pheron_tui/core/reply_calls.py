@@ -35,6 +35,7 @@ from pheron_tui.core.task_state import (
     ALREADY_CALLED,
     REPEATED_CALL_MESSAGE,
     TaskState,
+    check_kept_message,
     guessed_values_message,
     same_failure_message,
     unfit_call_message,
@@ -253,9 +254,11 @@ class CallRunner:
         # A small model asked "Which function reverses a string?" may edit the file, told
         # to run the tests it may write one: the user asked for no change, so the write is
         # shown denied, never asked.
-        withheld = None
-        if item.tool.risk == "write":
-            withheld = state.writes_refused or state.changes_check(item.arguments)
+        withheld = state.writes_refused if item.tool.risk == "write" else None
+        if withheld is None and item.tool.risk == "write" and state.changes_check(item.arguments):
+            workspace = self.executor.settings.workspace
+            defined = await asyncio.to_thread(state.failing_definitions, workspace)
+            withheld = check_kept_message(state.kept_script, defined), "check"
         waits = None if withheld else order.waits(item.tool.name, item.tool.risk)
         deferred = waits is not None
         if waits:

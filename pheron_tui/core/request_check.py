@@ -29,7 +29,8 @@ _GOAL = re.compile(
     re.IGNORECASE,
 )
 _FAILING = re.compile(
-    rf"(?<![\w./-])`?(?P<command>{_SCRIPT})`?\s+(?:is\s+|keeps\s+)?(?:failing|fails|failed|"
+    rf"(?:`(?P<quoted>[^`\n]{{2,200}})`|(?<![\w./-])(?P<command>{_SCRIPT}))"
+    r"\s+(?:is\s+|keeps\s+)?(?:failing|fails|failed|"
     r"(?:does\s*n[o']t|do\s*n[o']t|is\s*n[o']t|is\s+not|won'?t|will\s+not|no\s+longer)"
     r"\s+pass(?:es|ing)?)\b",
     re.IGNORECASE,
@@ -46,7 +47,8 @@ def check_command(text: str) -> str | None:
 
 def named_check(text: str, workspace: Path) -> str | None:
     """The command that runs the check the message says must pass, or None: the goal it names
-    (``check_command``), or a workspace script it says is failing when it orders a fix. A
+    (``check_command``), or a command in backquotes or a workspace script it says is failing,
+    when it orders a fix. A
     script named bare is run as its kind is run: ``python3 check.py``, ``python3 -m pytest -q
     test_x.py`` for a file of pytest tests only (run as a script it would pass doing
     nothing), ``bash check.sh``. Told "check_catalog.py is failing, fix the code", the 1.5B
@@ -54,7 +56,7 @@ def named_check(text: str, workspace: Path) -> str | None:
     command = check_command(text)
     if command is None and orders_a_change(text):
         failing = _FAILING.search(text)
-        command = failing.group("command") if failing else None
+        command = (failing["quoted"] or failing["command"]).strip() if failing else None
     if command is None or not _BARE_SCRIPT.fullmatch(command):
         return command
     return _script_command(command.removeprefix("./"), workspace)

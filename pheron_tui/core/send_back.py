@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from pheron_tui.core.intent import code_places, defines, named_entries
+from pheron_tui.core.intent import named_entries
 from pheron_tui.core.parsing import ParsedReply
 from pheron_tui.core.setting_answer import Contradiction, contradicted
 from pheron_tui.core.task_state import (
@@ -54,11 +54,9 @@ async def before_question(
     if parsed.kind != "tool_calls" and state.only_reports_check():
         # Sent to "read the code it points to", the 1.5B model read the check itself: where the
         # functions its output calls are defined is said.
-        failing = state.failing_check() or ""
-        places = await asyncio.to_thread(code_places, failing, workspace)
-        defined = [f"{p.path}:{p.line}" for p in places if defines(p)]
+        defined = await asyncio.to_thread(state.failing_definitions, workspace)
         state.tell_to_fix()
-        return SendBack(failed_check_message(state.check, defined[:3]))
+        return SendBack(failed_check_message(state.check, defined))
     # Small models give up after a failed call and "ask" the user, even when the result names
     # the fix ("did you mean config.py?"): they are told to correct the call instead. A real
     # question, once per task; a CLARIFY that only says what failed, once for each different

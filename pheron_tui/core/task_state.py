@@ -12,9 +12,11 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pheron_tui.core import events as ev
 from pheron_tui.core.critic import Step
+from pheron_tui.core.intent import code_places, defines
 from pheron_tui.core.tools import LIKELY_MEANT
 
 
@@ -92,13 +94,20 @@ def failed_check_message(command: str, defined: Sequence[str] = ()) -> str:
     )
 
 
-def check_kept_message(script: str) -> str:
+def check_kept_message(script: str, defined: Sequence[str] = ()) -> str:
     """What the model is told when it writes to the script of the check the request says must
-    pass: that script measures the fix."""
+    pass: that script measures the fix. ``defined``: where the code its failure calls is
+    defined (``path:line``); told only "where its failure points", the 1.5B model made the
+    same edit of the check twice more."""
+    where = (
+        f" What its failure calls is defined at {', '.join(defined)}: change that."
+        if defined
+        else " Change the code it tests, where its failure points."
+    )
     return (
         f"{script} is the check the request says must pass: it measures the fix, so it stays "
-        "as it is and this call did not run. Change the code it tests, where its failure "
-        "points, so that it passes; if the check itself is wrong, say so in your answer."
+        f"as it is and this call did not run.{where} If the check itself is wrong, say so in "
+        "your answer."
     )
 
 
@@ -296,19 +305,26 @@ class TaskState:
             return _with_hint(RUN_ONLY_MESSAGE, self.run_hint), "run order"
         return None
 
-    def changes_check(self, arguments: dict[str, object]) -> tuple[str, str] | None:
-        """(why, by what) a write is refused before anyone is asked when a path it is given
-        is the check's own script (``kept_script``)."""
-        if not self.kept_script:
-            return None
+    def changes_check(self, arguments: dict[str, object]) -> bool:
+        """Whether a path a write is given is the check's own script (``kept_script``): such
+        a write is refused before anyone is asked (``check_kept_message``)."""
         kept = self.kept_script
-        for value in arguments.values():
+        for value in arguments.values() if kept else ():
             if not isinstance(value, str) or not value.strip():
                 continue
             path = posixpath.normpath(value.strip())
             if path == kept or (path.startswith("/") and path.endswith(f"/{kept}")):
-                return check_kept_message(kept), "check"
-        return None
+                return True
+        return False
+
+    def failing_definitions(self, workspace: Path, most: int = 3) -> list[str]:
+        """Where the code the failing check's output calls is defined (``path:line``), the
+        check's own script left out (its test functions are no place for the fix). Reads
+        files: run it off the event loop."""
+        places = code_places(self.failing_check() or "", workspace)
+        kept = self.kept_script
+        found = [f"{p.path}:{p.line}" for p in places if defines(p) and p.path != kept]
+        return found[:most]
 
     def unsupported_number(self, answer: str) -> str | None:
         """A number the answer to a question states that neither the request nor any tool

@@ -1204,7 +1204,9 @@ async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
     assert decided[1] == ("denied", "check")
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
     assert "AssertionError" in str(plans[0].messages[-1].content)
-    assert "check.py is the check the request says must pass" in str(plans[1].messages[-1].content)
+    told = str(plans[1].messages[-1].content)
+    assert "check.py is the check the request says must pass" in told
+    assert "What its failure calls is defined at shop.py:1: change that." in told
 
 
 async def test_a_script_the_request_names_as_the_work_may_be_changed(make_agent, workspace) -> None:

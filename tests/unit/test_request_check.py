@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pheron_tui.core.critic import Step
 from pheron_tui.core.request_check import (
     check_command,
     check_script,
@@ -55,6 +56,8 @@ def scripts(tmp_path: Path) -> Path:
         # Pytest tests only: run as a script the file defines its tests and passes.
         ("lib/test_shop.py is failing. Fix it.", "python3 -m pytest -q lib/test_shop.py"),
         ("test_main.py keeps failing, please repair main.py", "python3 test_main.py"),
+        ("`make lint` is failing; please fix the code", "make lint"),
+        ("`./check.sh` fails. Fix it.", "bash check.sh"),
         # As written, when the request writes the command out.
         ("Fix it so that `python check_catalog.py` passes", "python check_catalog.py"),
     ],
@@ -129,7 +132,27 @@ def test_a_write_to_the_check_script_is_refused_however_its_path_is_written(
     path: str, refused: bool
 ) -> None:
     state = TaskState(request="check.py is failing, fix the code", kept_script="check.py")
-    found = state.changes_check({"path": path, "content": "x"})
-    assert (found is not None) == refused
-    if found:
-        assert found[1] == "check" and "check.py is the check" in found[0]
+    assert state.changes_check({"path": path, "content": "x"}) == refused
+
+
+def test_where_the_failure_points_leaves_out_the_check_itself(tmp_path: Path) -> None:
+    """The traceback names test_average (the check's) and average (the code's): only the
+    code is where the fix goes."""
+    (tmp_path / "calc.py").write_text("def average(xs):\n    return sum(xs)\n")
+    (tmp_path / "test_calc.py").write_text(
+        "from calc import average\n\n\ndef test_average():\n    assert average([2, 4, 6]) == 4\n"
+    )
+    output = (
+        'exit code 1\n  File "test_calc.py", line 5, in test_average\n'
+        "    assert average([2, 4, 6]) == 4\nAssertionError"
+    )
+    run = Step("shell_exec", {"command": "python3 test_calc.py"}, "execute", "failed", output)
+    state = TaskState(
+        request="Fix calc.py so that `python3 test_calc.py` passes",
+        check="python3 test_calc.py",
+        kept_script="test_calc.py",
+        steps=[run],
+    )
+    assert state.failing_definitions(tmp_path) == ["calc.py:1"]
+    state.kept_script = ""  # named as the work: its tests are places too
+    assert "test_calc.py:4" in state.failing_definitions(tmp_path)
