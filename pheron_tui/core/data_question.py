@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from pheron_tui.core.intent import named_entries
+from pheron_tui.core.workspace_text import workspace_text
 
 _AGGREGATE = re.compile(
     r"\b(?:how\s+many|how\s+much|count|number\s+of|total|sum|average|mean|median"
@@ -48,17 +49,8 @@ def data_question_hint(text: str, workspace: Path) -> str:
 
 
 def _described(workspace: Path, name: str) -> str:
-    path = workspace / name
-    try:
-        if (
-            path.is_symlink()
-            or not path.resolve().is_relative_to(workspace.resolve())
-            or not path.is_file()
-            or path.stat().st_size > DATA_LIMIT
-        ):
-            return ""
-        text = path.read_text(errors="replace")
-    except (OSError, ValueError):
+    text = workspace_text(workspace, name, DATA_LIMIT)
+    if text is None:
         return ""
     if name.endswith(".json"):
         return _json_hint(name, text)

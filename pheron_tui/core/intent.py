@@ -21,6 +21,7 @@ from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 from pheron_tui.core.python_source import parsed
+from pheron_tui.core.workspace_text import workspace_text
 
 CLASSIFY_MAX_TOKENS = 64
 LABELS: tuple[Intent, Intent] = ("chat", "task")
@@ -190,18 +191,8 @@ def python_use_hint(text: str, workspace: Path) -> str:
 def _public_functions(workspace: Path, relative: str) -> list[tuple[str, str]]:
     """(name, how it is called) of each top-level function of a workspace Python file whose
     name does not start with "_"."""
-    path = workspace / relative
-    try:
-        if (
-            path.is_symlink()
-            or not path.resolve().is_relative_to(workspace.resolve())
-            or not path.is_file()
-            or path.stat().st_size > FILE_LIMIT
-        ):
-            return []
-        module = parsed(path.read_text(errors="replace"))
-    except (OSError, ValueError):
-        return []
+    text = workspace_text(workspace, relative, FILE_LIMIT)
+    module = parsed(text) if text is not None else None
     if module is None:
         return []
     found = []

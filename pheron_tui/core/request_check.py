@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pheron_tui.core.intent import FILE_LIMIT, orders_a_change
 from pheron_tui.core.python_source import parsed
+from pheron_tui.core.workspace_text import workspace_text
 
 _SCRIPT = r"[\w./-]+\.(?:py|sh)"
 _COMMAND = (
@@ -65,20 +66,12 @@ def named_check(text: str, workspace: Path) -> str | None:
 def _script_command(script: str, workspace: Path) -> str | None:
     """How to run the workspace script ``script``, or None when it is no file of the
     workspace (a name the message only mentions is no check anyone can run)."""
-    path = workspace / script
-    try:
-        if (
-            path.is_symlink()
-            or not path.resolve().is_relative_to(workspace.resolve())
-            or not path.is_file()
-            or path.stat().st_size > FILE_LIMIT
-        ):
-            return None
-        if script.endswith(".sh"):
-            return f"bash {script}"
-        module = parsed(path.read_text(errors="replace"))
-    except (OSError, ValueError):
+    text = workspace_text(workspace, script, FILE_LIMIT)
+    if text is None:
         return None
+    if script.endswith(".sh"):
+        return f"bash {script}"
+    module = parsed(text)
     if module is not None and _only_defines_tests(module):
         return f"python3 -m pytest -q {script}"
     return f"python3 {script}"
