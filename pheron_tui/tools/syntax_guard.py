@@ -41,6 +41,41 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
     return _newly_undefined(before, after) if kind == "Python" else None
 
 
+HEADER_SHOWN_LINES = 40
+"""Lines of a definition shown, at most, when `old` held only its first one."""
+
+
+def header_only(path: str, before: str, old: str) -> str:
+    """When ``old`` is only the first line of a function or class of the Python file ``path``,
+    as ``before`` has it (its
+    ``def``/``class`` line), what the edit leaves and how to replace the whole definition,
+    in sentences, with its lines as the file has them; else "". Wanting to replace average(),
+    the 1.5B model gave its ``def`` line as `old` and a one-line function as `new`, leaving
+    the old body below it, unreadable, twice in a row."""
+    wanted = old.strip()
+    python = PurePosixPath(path).suffix.lower() in PYTHON_SUFFIXES
+    tree = parsed(before) if python and wanted and "\n" not in wanted else None
+    if tree is None:
+        return ""
+    lines = before.splitlines()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if lines[first - 1].strip() != wanted or last == first:
+            continue
+        if last - first >= HEADER_SHOWN_LINES:
+            return ""
+        kind = "class" if isinstance(node, ast.ClassDef) else "function"
+        whole = "\n".join(lines[first - 1 : last])
+        return (
+            f" `old` is only the first line of the {kind} {node.name} (line {first}); its "
+            f"body, lines {first + 1}-{last}, would stay below `new`. To replace the whole "
+            f"{kind}, give all of its lines as `old`, as the file has them:\n{whole}"
+        )
+    return ""
+
+
 def _newly_undefined(before: str, after: str) -> str | None:
     """A name a function reads after the change that nothing defines (not a parameter, a
     local, an enclosing function's name, a module name or a builtin) and that it did not read

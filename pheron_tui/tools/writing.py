@@ -34,7 +34,7 @@ from pheron_tui.tools.path_tool import (
     seen_as_is,
 )
 from pheron_tui.tools.reading import as_read, without_read_view
-from pheron_tui.tools.syntax_guard import broken_syntax
+from pheron_tui.tools.syntax_guard import broken_syntax, header_only
 from pheron_tui.tools.write_guard import (
     Overwrite,
     added_definitions,
@@ -88,9 +88,14 @@ class _TextFileTool(PathTool):
             return await self._imports_kept(plan, ctx)
         return ToolResult(
             ok=False,
-            observation=f"{plan.path} is unchanged: {why}\nCorrect the call: the lines you "
-            "write must fit the ones around them.",
+            observation=f"{plan.path} is unchanged: {why}{self._broken_by(args, plan)}\n"
+            "Correct the call: the lines you write must fit the ones around them.",
         )
+
+    def _broken_by(self, args: Any, plan: FileChange) -> str:
+        """What in the call, beyond the parser's words, left the file unreadable ("" when
+        nothing more is known)."""
+        return ""
 
     async def _imports_kept(self, plan: FileChange, ctx: ToolContext) -> FileChange | ToolResult:
         """The plan, unless it takes away a name another file imports (``import_guard``):
@@ -406,6 +411,9 @@ class EditFile(_TextFileTool):
                 "must occur exactly once: include the line before or after the one to change",
             )
         return FileChange(shown, text, text.replace(args.old, args.new), target)
+
+    def _broken_by(self, args: Any, plan: FileChange) -> str:
+        return header_only(plan.path, plan.before or "", args.old)
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         args, unviewed = self.as_meant(args)

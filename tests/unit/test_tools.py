@@ -792,6 +792,33 @@ async def test_a_change_that_breaks_a_json_or_python_file_is_not_made(workspace:
     assert (await call(workspace, "edit_file", path="m.py", old="f(", new="g(")).ok
 
 
+async def test_an_edit_of_only_a_functions_first_line_shows_the_whole_function(
+    workspace: Path,
+) -> None:
+    """Wanting to replace average(), the 1.5B model gave its def line as `old` and a one-line
+    function as `new`; the old body stayed below it, unreadable, and it made the same edit
+    again. The refusal says so and gives the function's lines, as the file has them, to
+    put in `old`; following it, the edit goes through."""
+    code = workspace / "calc.py"
+    body = '    """The mean."""\n    return sum(numbers) / (len(numbers) - 1)\n'
+    code.write_text(f"def add(a, b):\n    return a + b\n\n\ndef average(numbers):\n{body}")
+    await call(workspace, "read_file", path="calc.py")
+    one_line = "def average(numbers): return sum(numbers) / len(numbers)"
+    held = await call(
+        workspace, "edit_file", path="calc.py", old="def average(numbers):", new=one_line
+    )
+    assert not held.ok
+    assert "`old` is only the first line of the function average (line 5)" in held.observation
+    assert "lines 6-7, would stay below `new`" in held.observation
+    whole = held.observation.split("as the file has them:\n")[1].split("\nCorrect the call")[0]
+    assert whole == f"def average(numbers):\n{body}".rstrip("\n")
+    fixed = await call(workspace, "edit_file", path="calc.py", old=whole, new=one_line)
+    assert fixed.ok and code.read_text().endswith(one_line + "\n")
+    # Any other breaking edit gets the parser's words only.
+    other = await call(workspace, "edit_file", path="calc.py", old="return a + b", new=" x\n  y")
+    assert not other.ok and "only the first line" not in other.observation
+
+
 async def test_an_edit_that_leaves_a_function_reading_an_unknown_name_is_not_made(
     workspace: Path,
 ) -> None:
