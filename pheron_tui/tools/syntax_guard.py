@@ -41,6 +41,21 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
     return _newly_undefined(before, after) if kind == "Python" else None
 
 
+_OPENER = {"}": "{", ")": "(", "]": "["}
+
+
+def without_stray_closer(new: str) -> str | None:
+    """``new`` without the closing bracket it ends with when nothing in it opens that bracket,
+    or None when it ends with no such bracket. After ``"new": "return sum(numbers) /
+    len(numbers)`` the 1.5B model wrote ``}"``, closing the call's JSON inside the string, and
+    made the same edit twice more, shown the parser's "unmatched '}'"."""
+    body = new.rstrip()
+    closer = body[-1:] or " "
+    if closer not in _OPENER or body.count(closer) <= body.count(_OPENER[closer]):
+        return None
+    return body[:-1] + new[len(body) :]
+
+
 HEADER_SHOWN_LINES = 40
 """Lines of a definition shown, at most, when `old` held only its first one."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 from abc import abstractmethod
 from typing import Any, Literal
@@ -34,7 +35,7 @@ from pheron_tui.tools.path_tool import (
     seen_as_is,
 )
 from pheron_tui.tools.reading import as_read, without_read_view
-from pheron_tui.tools.syntax_guard import broken_syntax, header_only
+from pheron_tui.tools.syntax_guard import broken_syntax, header_only, without_stray_closer
 from pheron_tui.tools.write_guard import (
     Overwrite,
     added_definitions,
@@ -415,6 +416,24 @@ class EditFile(_TextFileTool):
     def _broken_by(self, args: Any, plan: FileChange) -> str:
         return header_only(plan.path, plan.before or "", args.old)
 
+    async def _checked_plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
+        """The plan; when it would leave the file unreadable and ``new`` ends with a bracket
+        nothing in it opens (``without_stray_closer``), the plan without that bracket if the
+        file then reads, said in its note. The approval card shows that plan."""
+        plan = await super()._checked_plan(args, ctx)
+        trimmed = without_stray_closer(args.new) if isinstance(plan, ToolResult) else None
+        if trimmed is None:
+            return plan
+        again = await super()._checked_plan(args.model_copy(update={"new": trimmed}), ctx)
+        if isinstance(again, ToolResult):
+            return plan
+        closer = args.new.rstrip()[-1]
+        note = (
+            f"The `{closer}` at the end of `new` was left out: nothing in `new` opens it, and "
+            f"with it {again.path} would not have been valid."
+        )
+        return dataclasses.replace(again, note=note)
+
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         args, unviewed = self.as_meant(args)
         result = await self._run(args, ctx)
@@ -432,7 +451,8 @@ class EditFile(_TextFileTool):
         # whole file again to see their change, a step each time.
         start = (plan.before or "").index(args.old)
         shown = _edited_lines(plan.after, start, start + len(args.new))
-        return ToolResult(ok=True, observation=f"edited {plan.path}; {shown}")
+        said = f"edited {plan.path}; {shown}"
+        return ToolResult(ok=True, observation=f"{plan.note}\n{said}" if plan.note else said)
 
 
 EDIT_LINES_SHOWN = 12

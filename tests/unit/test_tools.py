@@ -819,6 +819,34 @@ async def test_an_edit_of_only_a_functions_first_line_shows_the_whole_function(
     assert not other.ok and "only the first line" not in other.observation
 
 
+async def test_a_bracket_closing_the_calls_json_inside_new_is_left_out(workspace: Path) -> None:
+    """The 1.5B model wrote `"new": "return sum(numbers) / len(numbers)}"`, closing its JSON
+    inside the string, three times, shown the parser's "unmatched '}'". A closing bracket
+    at the end of `new` that nothing in it opens is left out when the file reads only
+    without it, and the result says so; a bracket that closes something of the file's stays."""
+    code = workspace / "calc.py"
+    code.write_text("def average(numbers):\n    return sum(numbers) / (len(numbers) - 1)\n")
+    await call(workspace, "read_file", path="calc.py")
+    done = await call(
+        workspace,
+        "edit_file",
+        path="calc.py",
+        old="return sum(numbers) / (len(numbers) - 1)",
+        new="return sum(numbers) / len(numbers)}",
+    )
+    assert done.ok and code.read_text().endswith("return sum(numbers) / len(numbers)\n")
+    assert "The `}` at the end of `new` was left out" in done.observation
+    settings = workspace / "s.py"
+    settings.write_text("S = {\n    'a': 1,\n    'b': 2,\n}\n")
+    await call(workspace, "read_file", path="s.py")
+    closes = await call(workspace, "edit_file", path="s.py", old="    'b': 2,\n}", new="}")
+    assert closes.ok and "left out" not in closes.observation  # the file's own brace
+    assert settings.read_text() == "S = {\n    'a': 1,\n}\n"
+    # Without the bracket the file still would not read: refused, with the parser's words.
+    stray = await call(workspace, "edit_file", path="s.py", old="'a': 1,", new="'a': 1 +)")
+    assert not stray.ok and "would not be valid Python" in stray.observation
+
+
 async def test_an_edit_that_leaves_a_function_reading_an_unknown_name_is_not_made(
     workspace: Path,
 ) -> None:
