@@ -84,7 +84,7 @@ def header_only(path: str, before: str, old: str) -> str:
         kind = "class" if isinstance(node, ast.ClassDef) else "function"
         whole = "\n".join(lines[first - 1 : last])
         return (
-            f" `old` is only the first line of the {kind} {node.name} (line {first}); its "
+            f"\n`old` is only the first line of the {kind} {node.name} (line {first}); its "
             f"body, lines {first + 1}-{last}, would stay below `new`. To replace the whole "
             f"{kind}, give all of its lines as `old`, as the file has them:\n{whole}"
         )
