@@ -52,7 +52,7 @@ from pheron_tui.core.limits import (
     DEFAULT_OUTPUT_CAP_CHARS,
     DEFAULT_SHELL_TIMEOUT_S,
 )
-from pheron_tui.core.messages import CompletionRequest, Message, ToolCall, ToolSpec
+from pheron_tui.core.messages import CompletionRequest, Message, ToolSpec
 from pheron_tui.core.parsing import (
     ParsedCall,
     decode_arguments,
@@ -63,6 +63,7 @@ from pheron_tui.core.parsing import (
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
+    check_run_note,
     code_places_note,
     defuse,
     with_attachments,
@@ -71,6 +72,7 @@ from pheron_tui.core.prompts import (
 from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
 from pheron_tui.core.reply_calls import CallRunner
 from pheron_tui.core.request_check import (
+    PYTEST_RUN,
     check_script,
     named_check,
     names_apart_from_check,
@@ -86,8 +88,6 @@ from pheron_tui.core.tools import ToolRegistry
 log = logging.getLogger("pheron_tui.orchestrator")
 CODE_PLACES_SHOWN = 6
 """Lines of the code a request names shown before the first step, at most."""
-CHECK_TOOL = "shell_exec"
-"""The tool that runs the check a request names (``_run_check``)."""
 
 
 @dataclass
@@ -365,10 +365,17 @@ class Orchestrator:
         )
         check = await asyncio.to_thread(named_check, text, workspace) if can_run else None
         if check:
-            state.check = check
+            # "Fix calc.py so that `python3 test_calc.py` passes": what fails is where the
+            # fix starts. Told to fix first, the 1.5B model edited the function the check
+            # does not fail on, again and again. The model runs it: run by the agent before
+            # the first step, the check's failure was answered by an edit of the check's
+            # assertion, four runs of four.
+            state.check, state.must_call, state.act_with = check, True, ("execute",)
             script = check_script(check)
             if script and not names_apart_from_check(text, script):
                 state.kept_script = script
+            if check.startswith(PYTEST_RUN):
+                self._remember(Message(role="user", content=check_run_note(check)))
         elif run_hint == "" and can_run:
             # "How many books in books.json came out before 1950?": counted by Python, not by
             # a small model reading the file.
@@ -396,27 +403,7 @@ class Orchestrator:
                 state.run_hint, state.orders_run = run, True
                 note = f"{note}\n\n{run}"
             self._remember(Message(role="user", content=note))
-        if state.check:
-            await self._run_check(turn_id, state)
         return await self._run_task(turn_id, state)
-
-    async def _run_check(self, turn_id: int, state: TaskState) -> None:
-        """Run the check the request names before the first step, as the model's own call
-        would run (proposed, approved or not, its result in the history): what fails is
-        where the fix starts. Told to fix first, the 1.5B model edited a function the check
-        does not fail on; made to run the check, it ran it as the request spelled it, and
-        a note that said how ("check.py is failing": ``python3 check.py``) it gave back as
-        its answer."""
-        if self.registry.get(CHECK_TOOL) is None:
-            return
-        fmt = call_format(self.provider)
-        arguments = {"command": state.check}
-        planned = ToolCall(id="check", name=CHECK_TOOL, arguments=arguments)
-        written = fmt.written_calls("", [planned])
-        call = ParsedCall(name=CHECK_TOOL, arguments=arguments, form="provider")
-        await self.calls.run(
-            turn_id, state, StreamedReply(answer=written), "", [call], fmt, self._remember
-        )
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:
         """Generate without showing the answer (classifier, critic)."""

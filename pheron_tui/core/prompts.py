@@ -253,6 +253,14 @@ def observation_message(tool: str, observation: str, special_tokens: Sequence[st
     return f'<tool_output tool="{tool}">\n{defuse(observation, special_tokens)}\n</tool_output>'
 
 
+def check_run_note(command: str) -> str:
+    """What the model is told, before the first step, of a check the request names only as a
+    file of pytest tests ("test_shop.py is failing"): run as a script, it passes doing
+    nothing. Only then: a note that said ``python3 check.py`` was given back as the first
+    sentence of an answer."""
+    return f"The check my request names is run with `{command}`: run it first to see what fails."
+
+
 def code_places_note(
     places: Sequence[tuple[str, int, str]], special_tokens: Sequence[str] = (), more: bool = False
 ) -> str:

@@ -37,6 +37,8 @@ _FAILING = re.compile(
     re.IGNORECASE,
 )
 _BARE_SCRIPT = re.compile(rf"(?:\./)?{_SCRIPT}")
+PYTEST_RUN = "python3 -m pytest -q "
+"""How a file of pytest tests only is run (as a script it would pass doing nothing)."""
 
 
 def check_command(text: str) -> str | None:
@@ -73,7 +75,7 @@ def _script_command(script: str, workspace: Path) -> str | None:
         return f"bash {script}"
     module = parsed(text)
     if module is not None and _only_defines_tests(module):
-        return f"python3 -m pytest -q {script}"
+        return f"{PYTEST_RUN}{script}"
     return f"python3 {script}"
 
 

@@ -105,9 +105,8 @@ def check_kept_message(script: str, defined: Sequence[str] = ()) -> str:
         else " Change the code it tests, where its failure points."
     )
     return (
-        f"{script} is the check the request says must pass: it measures the fix, so it stays "
-        f"as it is and this call did not run.{where} If the check itself is wrong, say so in "
-        "your answer."
+        f"This call did not run: {script} is the check the request says must pass, and it is "
+        f"not to be changed.{where} If the check itself is wrong, say so in your answer."
     )
 
 

@@ -1077,20 +1077,19 @@ async def test_a_request_that_names_a_check_runs_it_first_and_after_the_change(
     make_agent, workspace
 ) -> None:
     """ "Fix main.py so that `python3 main.py` passes": told to fix first, the 1.5B model
-    edited the function the check does not fail on. The agent runs the check before the first
-    step, as a call of the model's (proposed, approved, its result in the history); an answer
-    given after a change with the check not run since is sent back once, to run it."""
+    edited the function the check does not fail on. The first step offers only the tool that
+    runs commands; an answer given after a change with the check not run since is sent back
+    once, to run it."""
     run = 'CALL(shell_exec) WITH {"command": "python3 main.py"}'
     edit = 'CALL(edit_file) WITH {"path": "main.py", "old": "hello", "new": "hi"}'
-    agent = _calls_agent(make_agent, [edit], "<final>Fixed.</final>", run, "Fixed; it passes.")
+    agent = _calls_agent(make_agent, [run], edit, "<final>Fixed.</final>", run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("Fix main.py so that `python3 main.py` passes.")
     assert result.status == "finished" and result.answer == "Fixed; it passes."
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
-    first = [str(m.content) for m in plans[0].messages[-2:]]
-    assert first[0].startswith('CALL(shell_exec) WITH {"command": "python3 main.py"}')
-    assert "exit code 0" in first[1]
-    assert "have not run `python3 main.py` since" in str(plans[2].messages[-1].content)
-    assert [t.function.name for t in plans[2].tools] == ["shell_exec"]
+    assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
+    assert plans[0].tool_choice == "required"
+    assert "have not run `python3 main.py` since" in str(plans[3].messages[-1].content)
+    assert [t.function.name for t in plans[3].tools] == ["shell_exec"]
     assert [e.tool for e in agent.of("ToolCallProposed")] == [
         "shell_exec",
         "edit_file",
@@ -1156,7 +1155,7 @@ async def test_a_clarify_asking_the_user_to_run_the_check_is_sent_back_to_run_it
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
     verify = 'CLARIFY("I changed total. Please run `python3 check.py` again to verify.")'
-    agent = _calls_agent(make_agent, [edit], verify, run, "Fixed; it passes.")
+    agent = _calls_agent(make_agent, [run], edit, verify, run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
     assert result.answer == "Fixed; it passes."
     assert [e.tool for e in agent.of("ToolCallProposed")] == [
@@ -1184,29 +1183,42 @@ async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
 ) -> None:
     """ "check_catalog.py is failing. Please fix the code so it passes": never made to run
     it, the 1.5B model edited the check's assertion to what the code returned. The script is
-    the check: the agent runs it first, as its kind is run, and a write to it is refused
-    without asking; the code it tests is what changes."""
+    the check: the first step may only run a command, and a write to the script is refused
+    without asking, with where the code its failure calls is defined; the code it tests is
+    what changes."""
     (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
     check = "from shop import total\nassert total([1]) == 1\n"
     (workspace / "check.py").write_text(check)
     run = 'CALL(shell_exec) WITH {"command": "python check.py"}'
     weaken = 'CALL(edit_file) WITH {"path": "check.py", "old": "== 1", "new": "== 0"}'
     edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
-    agent = _calls_agent(make_agent, [weaken], edit, run, "Fixed; it passes.")
+    agent = _calls_agent(make_agent, [run], weaken, edit, run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("check.py is failing. Please fix the code.")
     assert result.answer == "Fixed; it passes."
     assert (workspace / "check.py").read_text() == check
     assert "sum(items)" in (workspace / "shop.py").read_text()
-    proposed = agent.of("ToolCallProposed")
-    assert proposed[0].arguments == {"command": "python3 check.py"}
-    assert [e.tool for e in proposed] == ["shell_exec", "edit_file", "edit_file", "shell_exec"]
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
+    assert plans[0].tool_choice == "required"
+    assert not any("run it first" in str(m.content) for m in plans[0].messages)  # it is plain
     decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
     assert decided[1] == ("denied", "check")
-    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
-    assert "AssertionError" in str(plans[0].messages[-1].content)
-    told = str(plans[1].messages[-1].content)
+    told = str(plans[2].messages[-1].content)
     assert "check.py is the check the request says must pass" in told
     assert "What its failure calls is defined at shop.py:1: change that." in told
+
+
+async def test_a_file_of_pytest_tests_said_to_be_failing_is_said_how_to_run(
+    make_agent, workspace
+) -> None:
+    """Run as a script, a file of pytest tests only passes doing nothing: the command that
+    runs it is said before the first step."""
+    (workspace / "test_shop.py").write_text("def test_total():\n    assert False\n")
+    agent = _calls_agent(make_agent, ['CALL(shell_exec) WITH {"command": "ls"}'], "Done.")
+    await agent.orchestrator.submit("test_shop.py is failing, fix the code")
+    first = next(r for r in agent.provider.requests if r.purpose == "plan")
+    said = "run with `python3 -m pytest -q test_shop.py`: run it first"
+    assert any(said in str(m.content) for m in first.messages)
 
 
 async def test_a_script_the_request_names_as_the_work_may_be_changed(make_agent, workspace) -> None:
