@@ -977,6 +977,17 @@ async def test_a_task_about_the_workspace_asks_for_one_call_a_reply(make_agent, 
     assert "one under the other" in str(plan.messages[0].content)
 
 
+SHOP_CHECK = "from shop import total\nassert total([1]) == 1\n"
+SHOP_FIX = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+
+
+def _shop_failing_its_check(workspace) -> None:
+    """shop.py, whose total() returns 0, and check.py (``SHOP_CHECK``), which it fails;
+    ``SHOP_FIX`` mends it."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    (workspace / "check.py").write_text(SHOP_CHECK)
+
+
 def _calls_agent(make_agent, calls: list[str], *then: str) -> Agent:
     """An agent whose first planning reply holds ``calls``, a line each, then ``then``: more
     replies, the last the final answer; every call approved by policy."""
@@ -1130,11 +1141,10 @@ async def test_a_fix_described_after_the_failing_check_is_sent_back_to_be_made(
     answered with the fix for the user to make. Running the check is not the change: the
     answer is sent back, and the next step offers only tools that write. Handed back as a
     CLARIFY that asks nothing, it is no question either."""
-    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
-    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    _shop_failing_its_check(workspace)
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     read = 'CALL(read_file) WITH {"path": "shop.py"}'
-    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    edit = SHOP_FIX
     agent = _calls_agent(make_agent, [run], "It fails.", read, advice, edit, run, "Fixed.")
     result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
     assert result.answer == "Fixed."
@@ -1150,10 +1160,9 @@ async def test_a_clarify_asking_the_user_to_run_the_check_is_sent_back_to_run_it
 ) -> None:
     """After its change, the 1.5B model replied CLARIFY("… Please run `python3 test_units.py`
     again to verify"): the check the request names is the agent's to run."""
-    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
-    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    _shop_failing_its_check(workspace)
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
-    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    edit = SHOP_FIX
     verify = 'CLARIFY("I changed total. Please run `python3 check.py` again to verify.")'
     agent = _calls_agent(make_agent, [run], edit, verify, run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
@@ -1169,8 +1178,7 @@ async def test_a_failing_check_sent_back_says_where_what_it_calls_is_defined(
     make_agent, workspace
 ) -> None:
     """Sent to read the code the failure points to, the 1.5B model read the check itself."""
-    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
-    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    _shop_failing_its_check(workspace)
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     agent = _calls_agent(make_agent, [run], "It fails.", "I could not fix it.")
     await agent.orchestrator.submit("Fix shop.py so that `python3 check.py` passes.")
@@ -1186,16 +1194,14 @@ async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
     the check: the first step may only run a command, and a write to the script is refused
     without asking, with where the code its failure calls is defined; the code it tests is
     what changes."""
-    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
-    check = "from shop import total\nassert total([1]) == 1\n"
-    (workspace / "check.py").write_text(check)
+    _shop_failing_its_check(workspace)
     run = 'CALL(shell_exec) WITH {"command": "python check.py"}'
     weaken = 'CALL(edit_file) WITH {"path": "check.py", "old": "== 1", "new": "== 0"}'
-    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    edit = SHOP_FIX
     agent = _calls_agent(make_agent, [run], weaken, edit, run, "Fixed; it passes.")
     result = await agent.orchestrator.submit("check.py is failing. Please fix the code.")
     assert result.answer == "Fixed; it passes."
-    assert (workspace / "check.py").read_text() == check
+    assert (workspace / "check.py").read_text() == SHOP_CHECK
     assert "sum(items)" in (workspace / "shop.py").read_text()
     plans = [r for r in agent.provider.requests if r.purpose == "plan"]
     assert [t.function.name for t in plans[0].tools] == ["shell_exec"]
@@ -1403,11 +1409,10 @@ async def test_an_answer_while_the_named_check_still_fails_is_sent_back_once(
     """The 1.5B model's change broke the check's import; it read two files and answered that
     the check passed. With nothing written since the check last failed, the answer is sent
     back once, saying where what the check calls is defined."""
-    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
-    (workspace / "check.py").write_text("from shop import total\nassert total([1]) == 1\n")
+    _shop_failing_its_check(workspace)
     run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
     read = 'CALL(read_file) WITH {"path": "check.py"}'
-    fix = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 0", "new": "return sum(items)"}'
+    fix = SHOP_FIX
     agent = _calls_agent(make_agent, [run], read, "It passes now.", fix, run, "Fixed.")
     result = await agent.orchestrator.submit("Make `python3 check.py` pass.")
     assert result.answer == "Fixed."
