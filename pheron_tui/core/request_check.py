@@ -51,11 +51,11 @@ def check_command(text: str) -> str | None:
 def named_check(text: str, workspace: Path) -> str | None:
     """The command that runs the check the message says must pass, or None: the goal it names
     (``check_command``), or a command in backquotes or a workspace script it says is failing,
-    when it orders a fix. A
-    script named bare is run as its kind is run: ``python3 check.py``, ``python3 -m pytest -q
-    test_x.py`` for a file of pytest tests only (run as a script it would pass doing
-    nothing), ``bash check.sh``. Told "check_catalog.py is failing, fix the code", the 1.5B
-    model, never made to run it, edited the check's assertion instead."""
+    when it orders a fix. A script named bare is run as its kind is run: ``python3
+    check.py``, ``python3 -m pytest -q test_x.py`` for a file of pytest tests only (run as a
+    script it would pass doing nothing), ``bash check.sh``. Told "check_catalog.py is
+    failing, fix the code", the 1.5B model, never made to run it, edited the check's
+    assertion instead."""
     command = check_command(text)
     if command is None and orders_a_change(text):
         failing = _FAILING.search(text)
@@ -116,7 +116,7 @@ def names_apart_from_check(text: str, script: str) -> bool:
 
 def runs_check(command: str, check: str) -> bool:
     """Whether the shell ``command`` runs ``check``. A check that runs a script is run by any
-    part of the command that runs that script (``python check.py``, ``cd lib && pytest
+    part of the command that runs that script (``python check.py``, ``cd . && pytest
     test_x.py``, ``./check.sh``), not by one that only reads it (``cat check.py``); another
     check by its words, in order."""
     script = check_script(check)

@@ -19,6 +19,9 @@ from pathlib import PurePosixPath
 from pheron_tui.core.python_source import parsed
 from pheron_tui.tools.write_guard import JSON_SUFFIXES, PYTHON_SUFFIXES
 
+UNREADABLE_AFTER = "after this change it would not be valid"
+"""How a refusal for a file left unreadable begins its reason."""
+
 
 def broken_syntax(path: str, before: str, after: str) -> str | None:
     """Why ``after`` no longer reads as the kind of file ``path`` names, when ``before`` did,
@@ -37,7 +40,7 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
     error = read(after)
     if error is not None:
         why, line = error
-        return f"after this change it would not be valid {kind} ({why}).{_around(after, line)}"
+        return f"{UNREADABLE_AFTER} {kind} ({why}).{_around(after, line)}"
     return _newly_undefined(before, after) if kind == "Python" else None
 
 

@@ -35,7 +35,12 @@ from pheron_tui.tools.path_tool import (
     seen_as_is,
 )
 from pheron_tui.tools.reading import as_read, without_read_view
-from pheron_tui.tools.syntax_guard import broken_syntax, header_only, without_stray_closer
+from pheron_tui.tools.syntax_guard import (
+    UNREADABLE_AFTER,
+    broken_syntax,
+    header_only,
+    without_stray_closer,
+)
 from pheron_tui.tools.write_guard import (
     Overwrite,
     added_definitions,
@@ -421,7 +426,8 @@ class EditFile(_TextFileTool):
         nothing in it opens (``without_stray_closer``), the plan without that bracket if the
         file then reads, said in its note. The approval card shows that plan."""
         plan = await super()._checked_plan(args, ctx)
-        trimmed = without_stray_closer(args.new) if isinstance(plan, ToolResult) else None
+        unreadable = isinstance(plan, ToolResult) and UNREADABLE_AFTER in plan.observation
+        trimmed = without_stray_closer(args.new) if unreadable else None
         if trimmed is None:
             return plan
         again = await super()._checked_plan(args.model_copy(update={"new": trimmed}), ctx)
