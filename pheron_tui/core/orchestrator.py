@@ -376,9 +376,10 @@ class Orchestrator:
                 state.kept_script = script
             if check.startswith(PYTEST_RUN):
                 self._remember(Message(role="user", content=check_run_note(check)))
-        elif run_hint == "" and can_run:
+        elif run_hint == "" and can_run and state.only_to_know:
             # "How many books in books.json came out before 1950?": counted by Python, not by
-            # a small model reading the file.
+            # a small model reading the file. Only a question: "remove the oldest book from
+            # books.json" is done by an edit, and needs no run.
             run_hint = await asyncio.to_thread(data_question_hint, text, workspace)
             if run_hint:
                 state.run_hint, state.orders_run = run_hint, True

@@ -1258,6 +1258,11 @@ async def test_a_count_over_a_data_file_is_worked_out_with_python(make_agent, wo
     assert "json.load(open('books.json'))" in note
     assert "nothing has been run yet" in str(plans[2].messages[-1].content)
     assert agent.of("ToolCallFinished")[-1].observation.strip().endswith("1")
+    # An order to change the file is done by an edit: no hint, and no run asked for.
+    agent = _calls_agent(make_agent, [read], "Removed it.")
+    result = await agent.orchestrator.submit("Remove the oldest book from books.json.")
+    first = next(r for r in agent.provider.requests if r.purpose == "plan")
+    assert not any("json.load" in str(m.content) for m in first.messages)
 
 
 async def test_an_order_to_use_a_python_file_is_told_how_to_run_it(make_agent, workspace) -> None:
