@@ -96,7 +96,7 @@ def failed_check_message(command: str, defined: Sequence[str] = ()) -> str:
 
 def check_kept_message(script: str, defined: Sequence[str] = ()) -> str:
     """What the model is told when it writes to the script of the check the request says must
-    pass: that script measures the fix. ``defined``: where the code its failure calls is
+    pass, which is not the fix's to change. ``defined``: where the code its failure calls is
     defined (``path:line``); told only "where its failure points", the 1.5B model made the
     same edit of the check twice more."""
     where = (
