@@ -41,7 +41,7 @@ from pheron_tui.core.task_state import (
     unfit_call_message,
 )
 from pheron_tui.core.tool_fit import does_not_fit
-from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolRegistry
+from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolContext, ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
 
@@ -255,8 +255,16 @@ class CallRunner:
         # to run the tests it may write one: the user asked for no change, so the write is
         # shown denied, never asked.
         withheld = state.writes_refused if item.tool.risk == "write" else None
-        if withheld is None and item.tool.risk == "write" and state.changes_check(item.arguments):
-            workspace = self.executor.settings.workspace
+        workspace = self.executor.settings.workspace
+        if (
+            withheld is None
+            and item.tool.risk != "read"
+            and state.kept_script
+            and state.changes_check(
+                item.tool.named_writes(item.args, ToolContext(workspace=workspace))
+            )
+        ):
+            # A shell command too: `sed -i` on the check does what a refused edit would.
             defined = await asyncio.to_thread(state.failing_definitions, workspace)
             withheld = check_kept_message(state.kept_script, defined), "check"
         waits = None if withheld else order.waits(item.tool.name, item.tool.risk)

@@ -304,12 +304,13 @@ class TaskState:
             return _with_hint(RUN_ONLY_MESSAGE, self.run_hint), "run order"
         return None
 
-    def changes_check(self, arguments: dict[str, object]) -> bool:
-        """Whether a path a write is given is the check's own script (``kept_script``): such
-        a write is refused before anyone is asked (``check_kept_message``)."""
+    def changes_check(self, written: Sequence[str]) -> bool:
+        """Whether a path a call names to write (``Tool.named_writes``) is the check's own
+        script (``kept_script``): such a call is refused before anyone is asked
+        (``check_kept_message``)."""
         kept = self.kept_script
-        for value in arguments.values() if kept else ():
-            if not isinstance(value, str) or not value.strip():
+        for value in written if kept else ():
+            if not value.strip():
                 continue
             path = posixpath.normpath(value.strip())
             if path == kept or (path.startswith("/") and path.endswith(f"/{kept}")):

@@ -134,6 +134,12 @@ class Tool(ABC):
         whose effects cannot be known beforehand (shell commands, MCP tools)."""
         return []
 
+    def named_writes(self, args: Any, ctx: ToolContext) -> list[str]:
+        """The workspace paths this call names to write, as given, for checks made before it
+        runs (the script of the check a fix must pass is not to be changed). Unlike
+        ``touches`` a best guess is enough: a shell command's redirections and ``sed -i``."""
+        return self.touches(args, ctx)
+
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 

@@ -40,6 +40,10 @@ class ShellExec(Tool):
         found = assess_shell(args.command, ctx.workspace, ctx.protected)
         return RiskAssessment(tier=found.tier, reasons=found.reasons, commands=found.commands)
 
+    def named_writes(self, args: Args, ctx: ToolContext) -> list[str]:
+        root = ctx.workspace.resolve()
+        return [p.relative_to(root).as_posix() for p in written_files(args.command, root)]
+
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         if ctx.shell_refusal:
             return ToolResult(ok=False, observation=f"Refused: {ctx.shell_refusal}")

@@ -1214,6 +1214,24 @@ async def test_a_script_said_to_be_failing_is_run_first_and_kept_as_it_is(
     assert "What its failure calls is defined at shop.py:1: change that." in told
 
 
+async def test_a_shell_command_that_edits_the_check_is_refused_like_an_edit(
+    make_agent, workspace
+) -> None:
+    """Refused an edit of the check, a model may write it with ``sed -i`` or a redirection
+    instead: the command names the script to write, so it is refused the same way, while
+    a command that only runs the check still runs."""
+    _shop_failing_its_check(workspace)
+    run = 'CALL(shell_exec) WITH {"command": "python check.py"}'
+    weaken = 'CALL(shell_exec) WITH {"command": "sed -i s/1$/0/ check.py"}'
+    overwrite = 'CALL(shell_exec) WITH {"command": "echo pass > ./check.py"}'
+    agent = _calls_agent(make_agent, [run], weaken, overwrite, SHOP_FIX, run, "Fixed.")
+    await agent.orchestrator.submit("check.py is failing. Please fix the code.")
+    assert (workspace / "check.py").read_text() == SHOP_CHECK
+    decided = [(e.decision, e.by) for e in agent.of("ToolCallDecided")]
+    assert decided[1:3] == [("denied", "check"), ("denied", "check")]
+    assert decided[-1][0] != "denied"  # running it is not writing it
+
+
 async def test_a_file_of_pytest_tests_said_to_be_failing_is_said_how_to_run(
     make_agent, workspace
 ) -> None:

@@ -132,7 +132,7 @@ def test_a_write_to_the_check_script_is_refused_however_its_path_is_written(
     path: str, refused: bool
 ) -> None:
     state = TaskState(request="check.py is failing, fix the code", kept_script="check.py")
-    assert state.changes_check({"path": path, "content": "x"}) == refused
+    assert state.changes_check([path]) == refused
 
 
 def test_where_the_failure_points_leaves_out_the_check_itself(tmp_path: Path) -> None:
