@@ -33,20 +33,9 @@ from pheron_tui.core.context import (
     summarise,
 )
 from pheron_tui.core.critic import CriticAgent
-from pheron_tui.core.data_question import data_question_hint
 from pheron_tui.core.errors import PheronError
 from pheron_tui.core.execution import ToolExecutor
-from pheron_tui.core.intent import (
-    asks_only_to_know,
-    classify,
-    code_like_words,
-    code_places,
-    orders_a_change,
-    orders_a_run,
-    orders_only_a_run,
-    python_use_hint,
-    speaks_of_the_workspace,
-)
+from pheron_tui.core.intent import classify, speaks_of_the_workspace
 from pheron_tui.core.limits import (
     DEFAULT_MAX_STEPS,
     DEFAULT_OUTPUT_CAP_CHARS,
@@ -63,31 +52,20 @@ from pheron_tui.core.parsing import (
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
-    check_run_note,
-    code_places_note,
-    defuse,
     with_attachments,
     with_instructions,
 )
 from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
 from pheron_tui.core.reply_calls import CallRunner
-from pheron_tui.core.request_check import (
-    PYTEST_RUN,
-    check_script,
-    named_check,
-    names_apart_from_check,
-)
-from pheron_tui.core.result_question import result_run_hint
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.send_back import SendBack, before_answer, before_question
 from pheron_tui.core.streaming import StreamedReply, stream_reply
+from pheron_tui.core.task_start import start_task
 from pheron_tui.core.task_state import TaskEnded, TaskState, unsummarised_answer
 from pheron_tui.core.tools import ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")
-CODE_PLACES_SHOWN = 6
-"""Lines of the code a request names shown before the first step, at most."""
 
 
 @dataclass
@@ -351,60 +329,16 @@ class Orchestrator:
         if classification.intent == "chat":
             return await self._chat(turn_id)
         about_workspace = classification.method == "workspace" or speaks_of_the_workspace(text)
-        can_run = self._can("execute")
-        workspace = self.settings.workspace
-        run_hint = await asyncio.to_thread(python_use_hint, text, workspace) if can_run else ""
-        state = TaskState(
-            request=text,
+        start = await start_task(
+            text,
+            self.settings.workspace,
             about_workspace=about_workspace,
-            only_to_know=asks_only_to_know(text),
-            orders_change=orders_a_change(text) and self._can("write", "execute"),
-            orders_run=orders_a_run(text) and self._can("execute"),
-            only_to_run=orders_only_a_run(text) and self._can("execute"),
-            run_hint=run_hint,
+            can=self._can,
+            special_tokens=self.provider.special_tokens,
         )
-        check = await asyncio.to_thread(named_check, text, workspace) if can_run else None
-        if check:
-            # "Fix calc.py so that `python3 test_calc.py` passes": what fails is where the
-            # fix starts. Told to fix first, the 1.5B model edited the function the check
-            # does not fail on, again and again. The model runs it: run by the agent before
-            # the first step, the check's failure was answered by an edit of the check's
-            # assertion, four runs of four.
-            state.check, state.must_call, state.act_with = check, True, ("execute",)
-            script = check_script(check)
-            if script and not names_apart_from_check(text, script):
-                state.kept_script = script
-            if check.startswith(PYTEST_RUN):
-                self._remember(Message(role="user", content=check_run_note(check)))
-        elif run_hint == "" and can_run and state.only_to_know:
-            # "How many books in books.json came out before 1950?": counted by Python, not by
-            # a small model reading the file. Only a question: "remove the oldest book from
-            # books.json" is done by an edit, and needs no run.
-            run_hint = await asyncio.to_thread(data_question_hint, text, workspace)
-            if run_hint:
-                state.run_hint, state.orders_run = run_hint, True
-                note = defuse(run_hint, self.provider.special_tokens)
-                self._remember(Message(role="user", content=note))
-        named = any(code_like_words(text))  # most requests name none: no walk, no thread
-        places = (
-            await asyncio.to_thread(
-                code_places, text, self.settings.workspace, most=CODE_PLACES_SHOWN + 1
-            )
-            if named
-            else []
-        )
-        if places:
-            found = [(p.path, p.line, p.text) for p in places[:CODE_PLACES_SHOWN]]
-            more = len(places) > CODE_PLACES_SHOWN
-            note = code_places_note(found, self.provider.special_tokens, more=more)
-            run = result_run_hint(text, places) if self._can("execute") else ""
-            if run and not state.run_hint:
-                # "What does shout return for 'hi'?": run, not worked out by a small model.
-                # Answered without running, the reply is sent back once with the same hint.
-                state.run_hint, state.orders_run = run, True
-                note = f"{note}\n\n{run}"
+        for note in start.notes:
             self._remember(Message(role="user", content=note))
-        return await self._run_task(turn_id, state)
+        return await self._run_task(turn_id, start.state)
 
     async def _generate_quietly(self, request: CompletionRequest) -> str:
         """Generate without showing the answer (classifier, critic)."""
