@@ -23,7 +23,7 @@ from pheron_tui.core.bus import EventBus
 from pheron_tui.core.call_format import CallFormat, FirstStep
 from pheron_tui.core.call_order import CallOrder
 from pheron_tui.core.critic import Step
-from pheron_tui.core.execution import ToolExecutor
+from pheron_tui.core.execution import CallOutcome, ToolExecutor
 from pheron_tui.core.fix_target import off_target
 from pheron_tui.core.grounding import guessed_values, without_guessed_items, without_unasked
 from pheron_tui.core.messages import Message, ToolCall
@@ -34,6 +34,7 @@ from pheron_tui.core.streaming import StreamedReply
 from pheron_tui.core.task_state import (
     ALREADY_CALLED,
     REPEATED_CALL_MESSAGE,
+    UNMADE_CHANGE_MESSAGE,
     TaskState,
     check_kept_message,
     guessed_values_message,
@@ -229,7 +230,12 @@ class CallRunner:
             # repeated read and to answer on its second, the 1.5B model was made to answer
             # and gave the request back.
             note = ALREADY_CALLED
-            if not run.repeat_told:
+            unmade = state.steps[-1] if state.steps else None
+            if unmade is not None and unmade.risk != "read" and unmade.status != "ok":
+                # Reading again after a change that did not go through: the file is as read,
+                # and what to do is mend that change, not answer.
+                note = f"{ALREADY_CALLED} {UNMADE_CHANGE_MESSAGE}"
+            elif not run.repeat_told:
                 run.repeat_told = True
                 undone = state.undone_order()
                 if undone:
@@ -294,10 +300,11 @@ class CallRunner:
             return
         observation = outcome.observation
         state.last_success = key if outcome.ok else None
-        if item.tool.risk != "read":
+        if item.tool.risk == "read":
+            if outcome.ok:
+                state.reads_done.add(key)
+        elif not _changed_nothing(item, outcome):
             state.reads_done.clear()
-        elif outcome.ok:
-            state.reads_done.add(key)
         state.last_result = (item.tool.name, observation)
         state.steps.append(
             Step(
@@ -312,3 +319,10 @@ class CallRunner:
         shown = observation_message(item.tool.name, observation, self.provider.special_tokens)
         run.results.append(fmt.result_message(call_id, item.tool.name, shown))
         state.note_outcome(key, outcome.status)
+
+
+def _changed_nothing(item: PreparedCall, outcome: CallOutcome) -> bool:
+    """Whether a call that could change files is known to have changed none: it was not
+    run, or failed whole. What was read before it is still so: after each failed edit the
+    1.5B model read the same file again, and made the same edit again, three times."""
+    return outcome.status == "denied" or (outcome.status == "failed" and item.tool.fails_whole)

@@ -32,6 +32,10 @@ ALREADY_CALLED = "You already made this exact call; its result is above."
 REPEATED_CALL_MESSAGE = (
     f"{ALREADY_CALLED} Do not call it again. Answer the request from that result."
 )
+UNMADE_CHANGE_MESSAGE = (
+    "Nothing has changed since: your last call did not go through. Its result says why; "
+    "make the call it asks for instead."
+)
 SAME_FAILURE_MESSAGE = (
     "You already made this exact call and it failed; nothing has changed since, so it would "
     "fail the same way. Its result above says why: correct the call, or answer from what "

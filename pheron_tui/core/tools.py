@@ -86,6 +86,9 @@ class Tool(ABC):
     that one nobody spoke of can be left out on a first step (``grounding.unasked_options``).
     False where an option reads the request's verbs instead: write_file's ``append`` for
     "add a line"."""
+    fails_whole: ClassVar[bool] = False
+    """Whether a call that fails has changed nothing: it checks everything before it writes,
+    and writes at once. A failed shell command may have written half of what it meant to."""
     on_workspace: ClassVar[bool] = False
     """Whether the tool works on the workspace (files, folders, commands): the model may call
     it to look around before answering whatever was asked, so its purpose is not judged

@@ -56,6 +56,8 @@ class _TextFileTool(PathTool):
     """A tool that changes one text file (``path``): its change is planned first, so the card
     shows a diff and a person may take only some hunks."""
 
+    fails_whole = True  # planned and checked first, then written atomically
+
     @abstractmethod
     async def _plan(self, args: Any, ctx: ToolContext) -> FileChange | ToolResult:
         """The file's text before and after, or why the call cannot go ahead."""

@@ -273,6 +273,29 @@ async def test_three_identical_failing_calls_end_the_task(make_agent) -> None:
     assert len(agent.of("ToolCallFinished")) == 1  # a read that just failed is not run again
 
 
+async def test_a_failed_edit_leaves_what_was_read_as_read(make_agent, workspace) -> None:
+    """After each failed edit the 1.5B model read the file again and made the same edit:
+    an edit that failed changed nothing, so the read is not run again, and the same edit
+    failing a third time ends the task instead of looping to the step cap."""
+    (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
+    read = 'CALL(read_file) WITH {"path": "shop.py"}'
+    edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 1", "new": "return sum(items)"}'
+    agent = make_agent(
+        policy="all",
+        native_tools=False,
+        classify=["task"],
+        plan=[read, edit, read, edit, read, edit, read, "<final>Done.</final>"],
+        critic=["PASS: ok"],
+        max_steps=10,
+    )
+    result = await agent.orchestrator.submit("Fix total in shop.py: it must return the sum")
+    assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file"] + ["edit_file"] * 3
+    assert result.status == "failed"
+    assert "3 times in a row" in result.reason
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert "did not go through" in str(plans[3].messages[-1].content)
+
+
 async def test_script_running_out_is_an_error_and_a_failed_turn(make_agent) -> None:
     agent = make_agent(classify=["chat"])
     result = await agent.orchestrator.submit("hello")
