@@ -52,6 +52,7 @@ from pheron_tui.core.parsing import (
 from pheron_tui.core.prompts import (
     CHAT_SYSTEM,
     PLAN_MODE_SYSTEM,
+    defuse,
     with_attachments,
     with_instructions,
 )
@@ -431,7 +432,10 @@ class Orchestrator:
         self._remember(
             Message(role="assistant", content=content, reasoning_content=reply.think or None)
         )
-        self._remember(Message(role="user", content=sent.note))
+        # A note may quote a tool's output (a setting, a printed line).
+        self._remember(
+            Message(role="user", content=defuse(sent.note, self.provider.special_tokens))
+        )
         state.must_call = sent.call
 
     async def _plan_step(

@@ -20,6 +20,7 @@ from pheron_tui.core.task_state import (
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
     FAILED_CHANGE_MESSAGE,
+    IGNORED_RESULT_MESSAGE,
     PARROT_MESSAGE,
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
@@ -100,6 +101,10 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         # it says it again.
         state.numbers_checked = True
         return SendBack(UNSUPPORTED_NUMBER_MESSAGE.format(number=number))
+    if printed := state.ignored_result(text):
+        # Once: the model may say why what it ran is not the answer.
+        state.result_checked = True
+        return SendBack(IGNORED_RESULT_MESSAGE.format(printed=printed), call=False)
     if not state.setting_checked and (found := contradicted_setting(state, text)):
         # "Yes, debug is turned on", from the 1.5B model shown `"debug": false`. Once: the
         # model may read the setting otherwise and say why.
@@ -107,7 +112,7 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         message = CONTRADICTED_SETTING_MESSAGE.format(said=found.said, setting=found.setting)
         return SendBack(message, call=False)
     if not answer_now:
-        if len(words(text)) >= 4 and parrots(text, state.request) and not state.echoed:
+        if len(words(text)) >= 4 and not state.echoed and state.echoes_request(text):
             # Small models sometimes "answer" with the request itself. That is no answer: say
             # so once, and ask for the work.
             state.echoed = True

@@ -120,6 +120,11 @@ UNSUPPORTED_NUMBER_MESSAGE = (
     "or search for it), or say that you could not find it."
 )
 
+IGNORED_RESULT_MESSAGE = (
+    "Your command printed `{printed}`, and your answer does not say it. Answer the question "
+    "from what it printed; if the command worked out the wrong thing, say so."
+)
+
 CONTRADICTED_SETTING_MESSAGE = (
     "Your answer says {said}, but a tool result above shows `{setting}`. Answer from what the "
     "results show."
@@ -203,6 +208,8 @@ def numbers(text: str) -> list[str]:
 
 
 _ANSWERING_WORDS = frozenset({"yes", "no", "true", "false", "none"})
+_FILLER_WORDS = frozenset({"the", "and", "are", "was", "were", "this", "that", "file", "its"})
+"""Words a reply adds to the request's without saying anything found."""
 
 
 def parrots(question: str, request: str) -> bool:
@@ -264,6 +271,7 @@ class TaskState:
     numbers_checked: bool = False
     """The answer was once sent back for a number no result shows (``unsupported_number``)."""
     setting_checked: bool = False
+    result_checked: bool = False
     """The answer was once sent back for a Yes or No a setting shown says the opposite of
     (``setting_answer``)."""
     only_to_run: bool = False
@@ -329,6 +337,33 @@ class TaskState:
         kept = self.kept_script
         found = [f"{p.path}:{p.line}" for p in places if defines(p) and p.path != kept]
         return found[:most]
+
+    def echoes_request(self, answer: str) -> bool:
+        """Whether an answer only says the request back (``parrots``), with no word a result
+        of this task showed: "The warmest city is Cairo." is four of the request's five
+        words, and its fifth is what the run printed."""
+        if not parrots(answer, self.request):
+            return False
+        asked = set(words(self.request))
+        new = {w for w in words(answer) if w not in asked and len(w) > 2}
+        found = set().union(*(words(s.output) for s in self.steps if s.status == "ok"))
+        return not new & found - _FILLER_WORDS
+
+    def ignored_result(self, answer: str) -> str | None:
+        """The one short line the question's last successful command printed, when the
+        answer does not say it; None otherwise. The 1.5B model, told how to work out the
+        warmest city, ran it, got "Cairo", and answered that the file holds no
+        temperatures. Only where a run was what answers the question (``run_hint``)."""
+        if self.result_checked or not (self.only_to_know and self.run_hint):
+            return None
+        run = next((s for s in reversed(self.steps) if s.risk == "execute"), None)
+        if run is None or run.status != "ok" or not run.output.startswith("exit code 0\n"):
+            return None
+        printed = run.output.removeprefix("exit code 0\n").strip()
+        if not printed or "\n" in printed or len(printed) > 80 or printed == "(no output)":
+            return None  # a listing or a report: the answer may rightly say only part of it
+        said = set(words(answer))
+        return None if all(w in said for w in words(printed)) else printed
 
     def unsupported_number(self, answer: str) -> str | None:
         """A number the answer to a question states that neither the request nor any tool

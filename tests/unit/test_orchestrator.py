@@ -618,12 +618,15 @@ async def test_an_answer_that_only_repeats_the_request_is_sent_back_once(make_ag
     [
         ("How many lines are in notes.md?", "2 lines are in notes.md"),
         ("Is milk in notes.md?", "Yes, milk is in notes.md"),
+        # A word the read showed ("milk") is what was asked, not an echo.
+        ("What should I buy, according to notes.md?", "According to notes.md, buy milk."),
     ],
 )
 async def test_an_answer_in_the_requests_words_with_a_number_or_yes_is_an_answer(
     make_agent, request_text: str, answer: str
 ) -> None:
-    """Most of its words are the request's, but the number (the yes) is what was asked."""
+    """Most of its words are the request's, but the number (the yes, the word found) is what
+    was asked."""
     agent = make_agent(
         classify=["task"],
         plan=['CALL(read_file) WITH {"path": "notes.md"}', answer, "sent back"],
@@ -1304,6 +1307,27 @@ async def test_a_count_over_a_data_file_is_worked_out_with_python(make_agent, wo
     result = await agent.orchestrator.submit("Remove the oldest book from books.json.")
     first = next(r for r in agent.provider.requests if r.purpose == "plan")
     assert not any("json.load" in str(m.content) for m in first.messages)
+
+
+async def test_an_answer_that_ignores_what_the_run_printed_is_sent_back_once(
+    make_agent, workspace
+) -> None:
+    """The 1.5B model ran the line that works out the warmest city, got "Cairo", and
+    answered that the file holds no temperatures. The answer is sent back once with what
+    was printed; an answer that says it stands, and a second miss is heard."""
+    (workspace / "stations.csv").write_text("city,temp_c\nOslo,-3\nCairo,27\n")
+    program = "import csv; rows = list(csv.DictReader(open('stations.csv'))); print(max(rows, key=lambda r: int(r['temp_c']))['city'])"
+    run = "CALL(shell_exec) WITH " + json.dumps({"command": f'python3 -c "{program}"'})
+    question = "Which city in stations.csv is the warmest?"
+    agent = _calls_agent(make_agent, [run], "The file holds no temperatures.", "Cairo.")
+    result = await agent.orchestrator.submit(question)
+    assert result.answer == "Cairo."
+    plans = [r for r in agent.provider.requests if r.purpose == "plan"]
+    assert "Your command printed `Cairo`" in str(plans[2].messages[-1].content)
+    agent = _calls_agent(make_agent, [run], "Oslo.", "Oslo, I insist.")
+    assert (await agent.orchestrator.submit(question)).answer == "Oslo, I insist."
+    agent = _calls_agent(make_agent, [run], "The warmest city is Cairo.")
+    assert (await agent.orchestrator.submit(question)).answer == "The warmest city is Cairo."
 
 
 async def test_an_order_to_use_a_python_file_is_told_how_to_run_it(make_agent, workspace) -> None:
