@@ -280,14 +280,7 @@ async def test_a_failed_edit_leaves_what_was_read_as_read(make_agent, workspace)
     (workspace / "shop.py").write_text("def total(items):\n    return 0\n")
     read = 'CALL(read_file) WITH {"path": "shop.py"}'
     edit = 'CALL(edit_file) WITH {"path": "shop.py", "old": "return 1", "new": "return sum(items)"}'
-    agent = make_agent(
-        policy="all",
-        native_tools=False,
-        classify=["task"],
-        plan=[read, edit, read, edit, read, edit, read, "<final>Done.</final>"],
-        critic=["PASS: ok"],
-        max_steps=10,
-    )
+    agent = _calls_agent(make_agent, [read], edit, read, edit, read, edit, read, "Done.")
     result = await agent.orchestrator.submit("Fix total in shop.py: it must return the sum")
     assert [e.tool for e in agent.of("ToolCallProposed")] == ["read_file"] + ["edit_file"] * 3
     assert result.status == "failed"
