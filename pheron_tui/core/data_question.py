@@ -109,8 +109,9 @@ def _table_hint(name: str, text: str, delimiter: str) -> str:
     reader = f"rows = list(csv.DictReader(open('{name}'){tab}))"
     load = f"import csv; {reader}; answer = ...; print(answer)"
     shape = (
-        f"{name} has {count} {many} under the header {_fields(header)} (csv gives every value "
-        "as text: convert numbers with int() or float() before comparing or adding them)"
+        f"{name} has {count} {many} under the header {_fields(header)} (`rows` holds those "
+        f"{count} and not the header; csv gives every value as text: convert numbers with "
+        "int() or float() before comparing or adding them)"
     )
     return _hint(shape, load)
 

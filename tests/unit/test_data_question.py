@@ -36,6 +36,7 @@ def test_a_comparison_over_csv_rows_names_the_header_and_says_values_are_text(da
     # Named by its name only: found below the root, loaded by its path.
     hint = data_question_hint("On which date did visits.csv record the most visitors?", data)
     assert "data/visits.csv has 2 rows under the header 'date', 'visitors'" in hint
+    assert "`rows` holds those 2 and not the header" in hint  # the 1.5B model took one off
     assert "csv.DictReader(open('data/visits.csv'))" in hint
     assert "int() or float()" in hint
     assert "delimiter='\\t'" in data_question_hint("What is the highest score in scores.tsv?", data)
