@@ -165,6 +165,11 @@ NOTE_ECHO_MESSAGE = (
     "That repeats a note from an earlier tool result; it is not an answer. Tell the user in "
     "your own words what you did and what came of it."
 )
+_REPEAT_NOTES = (
+    f"{ALREADY_CALLED} {UNMADE_CHANGE_MESSAGE}",
+    REPEATED_CALL_MESSAGE,
+    SAME_FAILURE_MESSAGE,
+)
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
 EMPTY_MESSAGE = "Your reply was empty. Call a tool, or give the final answer."
@@ -210,6 +215,10 @@ def numbers(text: str) -> list[str]:
 _ANSWERING_WORDS = frozenset({"yes", "no", "true", "false", "none"})
 _FILLER_WORDS = frozenset({"the", "and", "are", "was", "were", "this", "that", "file", "its"})
 """Words a reply adds to the request's without saying anything found."""
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def parrots(question: str, request: str) -> bool:
@@ -362,8 +371,12 @@ class TaskState:
         printed = run.output.removeprefix("exit code 0\n").strip()
         if not printed or "\n" in printed or len(printed) > 80 or printed == "(no output)":
             return None  # a listing or a report: the answer may rightly say only part of it
-        said = set(words(answer))
-        return None if all(w in said for w in words(printed)) else printed
+        if _collapsed(printed.strip("'\"` ")) in _collapsed(answer):
+            return None
+        # Or each word it printed that the request did not say ("Cairo"; a list's items in
+        # other words). The words of 'big-red-apple' are all the request's: it must be said.
+        found = set(words(printed)) - set(words(self.request))
+        return None if found and found <= set(words(answer)) else printed
 
     def unsupported_number(self, answer: str) -> str | None:
         """A number the answer to a question states that neither the request nor any tool
@@ -477,6 +490,9 @@ class TaskState:
         again…"). Once per task."""
         if self.refusal_echoed:
             return None
+        if any(parrots(answer, note) for note in _REPEAT_NOTES):
+            # Said instead of a call's result when a call is repeated: not a step's output.
+            return NOTE_ECHO_MESSAGE
         latest, done_since = True, False  # only denials so far; a call that worked after
         for step in reversed(self.steps):
             latest = latest and step.status == "denied"
