@@ -490,8 +490,10 @@ class TaskState:
         again…"). Once per task."""
         if self.refusal_echoed:
             return None
-        if any(parrots(answer, note) for note in _REPEAT_NOTES):
+        if len(words(answer)) >= 6 and any(parrots(answer, note) for note in _REPEAT_NOTES):
             # Said instead of a call's result when a call is repeated: not a step's output.
+            # Long enough to be more than "It is." or "Changed it.", both of whose words
+            # are the notes'.
             return NOTE_ECHO_MESSAGE
         latest, done_since = True, False  # only denials so far; a call that worked after
         for step in reversed(self.steps):
