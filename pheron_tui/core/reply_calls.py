@@ -247,10 +247,11 @@ class CallRunner:
             run.results.append(fmt.result_message(call_id, item.tool.name, note))
             order.add(item.tool.name, item.tool.risk, ok=True)
             return
-        if item.tool.risk == "read" and key == state.last_failure:
-            # A read that just failed fails the same way again: a call that worked since
-            # would have cleared ``last_failure``. The 1.5B model searched the missing folder
-            # "tests" twice, then answered that test_units.py was not there.
+        if item.tool.risk in ("read", "execute") and key == state.last_failure:
+            # A read or a command that just failed fails the same way again: a call that
+            # worked since would have cleared ``last_failure``. The 1.5B model searched the
+            # missing folder "tests" twice, then answered that test_units.py was not there;
+            # asked whether average has a bug, it ran the failing tests three times over.
             log.info("turn %s: %s failed and repeated; not run again", turn_id, item.tool.name)
             note = same_failure_message(state.last_result[1])
             run.results.append(fmt.result_message(call_id, item.tool.name, note))

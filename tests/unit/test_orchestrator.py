@@ -1366,21 +1366,30 @@ async def test_an_order_to_use_a_python_file_is_told_how_to_run_it(make_agent, w
     assert "16.09344" in agent.of("ToolCallFinished")[-1].observation
 
 
-async def test_a_read_that_just_failed_is_not_run_again(make_agent) -> None:
-    """The 1.5B model searched the missing folder "tests" twice in a row. Nothing changed in
-    between, so the second search is not run: the model is told it would fail the same way."""
-    search = 'CALL(search_files) WITH {"pattern": "def", "path": "tests"}'
+@pytest.mark.parametrize(
+    ("call", "failure"),
+    [
+        ('CALL(search_files) WITH {"pattern": "def", "path": "tests"}', "does not exist"),
+        ('CALL(shell_exec) WITH {"command": "python3 -c \'assert 1 == 2\'"}', "AssertionError"),
+    ],
+)
+async def test_a_read_or_command_that_just_failed_is_not_run_again(
+    make_agent, call: str, failure: str
+) -> None:
+    """The 1.5B model searched the missing folder "tests" twice in a row; asked whether a
+    function had a bug, it ran the failing tests three times. Nothing changed in between, so
+    the second call is not run: the model is told it would fail the same way."""
     agent = make_agent(
         policy="all",
         native_tools=False,
         classify=["task"],
-        plan=[search, search, "<final>There is no tests folder.</final>"],
+        plan=[call, call, "<final>There is no tests folder.</final>"],
         critic=["PASS: ok"],
     )
     result = await agent.orchestrator.submit("Which functions do the tests in tests/ test?")
     assert result.status == "finished"
     [finished] = agent.of("ToolCallFinished")
-    assert finished.status == "failed" and "does not exist" in finished.observation
+    assert finished.status == "failed" and failure in finished.observation
     told = [str(m.content) for r in agent.provider.requests for m in r.messages]
     assert any("already made this exact call and it failed" in text for text in told)
     assert not any("Use that path" in text for text in told)
