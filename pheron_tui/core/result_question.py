@@ -66,15 +66,8 @@ def result_run_hint(text: str, places: Sequence[CodePlace]) -> str:
         (p.path for p in places if p.name == name and p.path.endswith(".py") and defines(p)),
         None,
     )
-    command = call_command(where, name, values) if where else ""
-    if not command:
+    if where is None:
         return ""
-    return f"To see what {name} returns for {values}, run it with shell_exec: {command}"
-
-
-def call_command(where: str, name: str, values: str) -> str:
-    """The shell line that imports ``name`` from the Python file ``where`` (a workspace
-    path) and prints what it returns for ``values``; "" when the file is no module name."""
     folder, _, file = where.rpartition("/")
     module = file.removesuffix(".py")
     if not module.isidentifier():
@@ -82,4 +75,7 @@ def call_command(where: str, name: str, values: str) -> str:
     enter = f"cd {shlex.quote(folder)} && " if folder else ""
     program = f"from {module} import {name}; print(repr({name}({values})))"
     quoted = shlex.quote(program) if _ANY_QUOTE_OR_ESCAPE.search(program) else f'"{program}"'
-    return f"{enter}python3 -c {quoted}"
+    return (
+        f"To see what {name} returns for {values}, run it with shell_exec: "
+        f"{enter}python3 -c {quoted}"
+    )

@@ -1,8 +1,7 @@
 """What a task starts from: the request read for what it orders and asks (``TaskState``), and
 the notes put before its first step (how to run the check it names, the run that answers a
-question about data, where the code it names is, how to judge a function it asks about).
-Small models do better told these than left to find them: each note says which failure it
-answers."""
+question about data, where the code it names is). Small models do better told these than
+left to find them: each note says which failure it answers."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pheron_tui.core.correctness_question import correctness_note
 from pheron_tui.core.data_question import data_question_hint
 from pheron_tui.core.intent import (
     asks_only_to_know,
@@ -103,9 +101,4 @@ async def start_task(
             state.run_hint, state.orders_run = run, True
             note = f"{note}\n\n{run}"
         start.notes.append(note)
-    if not state.orders_change and not state.check:
-        # "Is there a bug in average?": how to judge it, not only where it is.
-        judge = await asyncio.to_thread(correctness_note, text, workspace, can_run)
-        if judge:
-            start.notes.append(judge)
     return start

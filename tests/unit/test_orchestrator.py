@@ -1302,24 +1302,6 @@ async def test_a_count_over_a_data_file_is_worked_out_with_python(make_agent, wo
     assert not any("json.load" in str(m.content) for m in first.messages)
 
 
-async def test_a_question_whether_a_function_is_right_is_told_how_to_judge_it(
-    make_agent, workspace
-) -> None:
-    """Asked whether average has a bug, the 1.5B model read it and called it correct. A
-    question of right or wrong is told to say first what the function should give for one
-    input, then what its code gives; an order to fix it is not (it has its own path)."""
-    (workspace / "calc.py").write_text("def average(xs):\n    return sum(xs) / (len(xs) - 1)\n")
-    for request, told in [
-        ("Is there a bug in the average function in calc.py?", True),
-        ("Fix the bug in the average function in calc.py.", False),
-    ]:
-        agent = _calls_agent(make_agent, ['CALL(read_file) WITH {"path": "calc.py"}'], "Yes.")
-        await agent.orchestrator.submit(request)
-        first = next(r for r in agent.provider.requests if r.purpose == "plan")
-        said = " ".join(str(m.content) for m in first.messages)
-        assert ("To judge whether average is right" in said) == told
-
-
 async def test_an_answer_that_ignores_what_the_run_printed_is_sent_back_once(
     make_agent, workspace
 ) -> None:
