@@ -55,9 +55,10 @@ def _into_folder(ctx: ToolContext, source: str, destination: str) -> str:
         return f"{destination.rstrip('/')}/{name}"
     try:
         end = resolve_entry(ctx.workspace, destination, ctx.protected)
-    except PathRefused:
+        into = end.is_dir() and not end.is_symlink()
+    except (PathRefused, OSError):  # a name too long: refused later, as the path it is
         return destination
-    return f"{destination}/{name}" if end.is_dir() and not end.is_symlink() else destination
+    return f"{destination}/{name}" if into else destination
 
 
 def _named_as_file(destination: Path, source: Path) -> str:

@@ -1059,3 +1059,19 @@ async def test_code_searched_for_as_written_is_found_as_plain_text(tmp_path: Pat
     assert "calc.py:1: def average(numbers):" in found
     regex = (await call(tmp_path, "search_files", pattern=r"def \w+\(")).observation
     assert regex.startswith("1 matching line in 1 file (marked")  # a real regex stays one
+
+
+@pytest.mark.parametrize("tool_name", ["move_path", "copy_path"])
+async def test_a_destination_name_too_long_for_the_system_is_a_failed_call(
+    workspace: Path, tool_name: str
+) -> None:
+    """A 300-letter file name made the 'is it a folder?' check raise, and the whole turn
+    ended on an internal error; it is the call that fails, with the file left where it was."""
+    tool = default_registry().get(tool_name)
+    assert tool is not None
+    ctx = ToolContext(workspace=workspace)
+    args = tool.validate({"source": "a.txt", "destination": "b" * 300})
+    assert tool.touches(args, ctx)  # recorded before it runs: must not raise either
+    result = await tool.run(args, ctx)
+    assert not result.ok and "could not" in result.observation
+    assert (workspace / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
