@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -546,9 +547,11 @@ class Outcome:
 
 
 def run_task(number: int, task: Task, fixture: dict[str, str], args: argparse.Namespace) -> Outcome:
-    with tempfile.TemporaryDirectory(prefix="pheron-task-") as tmp:
-        ws = Path(tmp) / "project"
-        ws.mkdir()
+    home = Path(tempfile.gettempdir()) / f"pheron-task-{args.task_set}-{number:02d}"
+    shutil.rmtree(home, ignore_errors=True)  # left by a run that was killed
+    ws = home / "project"
+    ws.mkdir(parents=True)
+    try:
         for name, text in fixture.items():
             (ws / name).parent.mkdir(parents=True, exist_ok=True)
             (ws / name).write_text(text)
@@ -593,6 +596,8 @@ def run_task(number: int, task: Task, fixture: dict[str, str], args: argparse.Na
             seconds=seconds,
             status=finished[-1] if finished else "timeout",
         )
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def main() -> None:
