@@ -62,8 +62,9 @@ from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
 from pheron_tui.core.send_back import SendBack, before_answer, before_question
 from pheron_tui.core.streaming import StreamedReply, stream_reply
+from pheron_tui.core.task_notes import unsummarised_answer
 from pheron_tui.core.task_start import start_task
-from pheron_tui.core.task_state import TaskEnded, TaskState, unsummarised_answer
+from pheron_tui.core.task_state import TaskEnded, TaskState
 from pheron_tui.core.tools import ToolRegistry
 
 log = logging.getLogger("pheron_tui.orchestrator")

@@ -31,16 +31,16 @@ from pheron_tui.core.parsing import ParsedCall
 from pheron_tui.core.prompts import observation_message
 from pheron_tui.core.provider import Provider
 from pheron_tui.core.streaming import StreamedReply
-from pheron_tui.core.task_state import (
+from pheron_tui.core.task_notes import (
     ALREADY_CALLED,
     REPEATED_CALL_MESSAGE,
     UNMADE_CHANGE_MESSAGE,
-    TaskState,
     check_kept_message,
     guessed_values_message,
     same_failure_message,
     unfit_call_message,
 )
+from pheron_tui.core.task_state import TaskState
 from pheron_tui.core.tool_fit import does_not_fit
 from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolContext, ToolRegistry
 

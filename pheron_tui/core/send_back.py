@@ -15,7 +15,7 @@ from pathlib import Path
 from pheron_tui.core.intent import named_entries
 from pheron_tui.core.parsing import ParsedReply
 from pheron_tui.core.setting_answer import Contradiction, contradicted
-from pheron_tui.core.task_state import (
+from pheron_tui.core.task_notes import (
     CONTRADICTED_SETTING_MESSAGE,
     ECHO_MESSAGE,
     EMPTY_MESSAGE,
@@ -24,12 +24,10 @@ from pheron_tui.core.task_state import (
     PARROT_MESSAGE,
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
-    TaskState,
     failed_check_message,
-    parrots,
     unread_file_message,
-    words,
 )
+from pheron_tui.core.task_state import TaskState, parrots, words
 from pheron_tui.core.tools import LIKELY_MEANT
 
 
