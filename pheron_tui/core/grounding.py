@@ -121,11 +121,20 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
+def _as_float(value: int | float) -> float:
+    """``value`` as a float; an int too long for one (a model may write 4,000 digits) is
+    infinite, which no stated number matches."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _required_numbers(arguments: Mapping[str, Any], tool: Mapping[str, Any]) -> Iterator[float]:
     for name in _required(tool):
         for leaf in _leaves(arguments.get(name)):
             if isinstance(leaf, int | float) and not isinstance(leaf, bool):
-                yield float(leaf)
+                yield _as_float(leaf)
 
 
 def _required_strings(arguments: Mapping[str, Any], tool: Mapping[str, Any]) -> Iterator[str]:
@@ -407,7 +416,7 @@ def _value_given(value: Any, said: set[str], stated: set[float]) -> bool:
     if isinstance(value, bool):
         return True  # judged by its name, in unasked_options
     if isinstance(value, int | float):
-        return _given(float(value), stated)
+        return _given(_as_float(value), stated)
     if isinstance(value, str):
         words = _words(value)
         telling = (words - _FUNCTION_WORDS) or words
@@ -529,7 +538,7 @@ def _keyed(value: Any, schema: Mapping[str, Any], said: set[str]) -> bool:
         for number, meaning in _KEY.findall(str(schema.get("description") or ""))
     ]
     for number, words in keys:
-        if number != float(value):
+        if number != _as_float(value):
             continue
         own = words.difference(*(other for n, other in keys if n != number))
         if any(_word_given(w, said) for w in own if len(w) >= 4):

@@ -74,6 +74,28 @@ def test_deeply_nested_arguments_are_a_clear_error(reply: str) -> None:
     assert call.error is not None and "nested" in call.error
 
 
+def test_numbers_too_long_for_a_float_are_refused_calls(workspace: Path) -> None:
+    """An int of 4,000 digits is valid JSON; it had ended the turn with OverflowError."""
+    huge = "9" * 4000
+    read = '<tool_call>{"name": "read_file", "arguments": {"path": "notes.md", "offset": %s}}</tool_call>'
+    shell = '<tool_call>{"name": "shell_exec", "arguments": {"command": "echo hi", "timeout_s": -%s}}</tool_call>'
+    replies = {
+        "classify": ["task"],
+        "plan": [read % huge, read % huge, shell % huge, "done"],
+        "critic": ["PASS: ok"],
+    }
+    done, events = run_scripted(
+        workspace, replies, "--json", "--approve", "all", prompt="read notes.md, then run echo hi"
+    )
+    no_traceback(done)
+    assert events[-1]["type"] == "TurnFinished" and events[-1]["status"] == "finished"
+    finished = [e for e in events if e["type"] == "ToolCallFinished"]
+    # The first step drops the offset nobody asked for; later steps are told it is too big.
+    assert finished[0]["ok"] and finished[0]["observation"].startswith("notes.md")
+    errors = " ".join(e["message"] for e in events if e["type"] == "ErrorRaised")
+    assert "offset" in errors and "timeout_s" in errors
+
+
 def test_a_deep_string_value_is_just_a_string() -> None:
     reply = (
         "<tool_call><function=read_file><parameter=path>"

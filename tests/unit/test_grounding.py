@@ -279,6 +279,26 @@ def test_a_number_the_description_keys_to_something_said_is_asked_for() -> None:
     assert unasked_options({"service_id": 2}, providers, "Find a housekeeper") == ["service_id"]
 
 
+def test_a_number_too_long_for_a_float_is_a_guess_not_a_crash() -> None:
+    """JSON lets a model write an int of 4,000 digits; float() of it raises OverflowError,
+    which had ended the turn with an internal error on the first step's value check."""
+    huge = int("9" * 4000)
+    tool = MagneticField()
+    said = "What is the magnetic field 4 m from a wire carrying 2 A?"
+    assert guessed_numbers({"current": huge, "distance": 4}, spec(tool), said) == [float("inf")]
+    assert guessed_numbers({"current": 2, "distance": -huge}, spec(tool), said) == [float("-inf")]
+    keyed = {
+        "parameters": {
+            "type": "object",
+            "properties": {"service_id": {"type": "integer", "description": "2 for ironing."}},
+            "required": ["city"],
+        }
+    }
+    call = {"city": "Bangkok", "service_id": huge}
+    assert unasked_options(call, keyed, "ironing in Bangkok") == ["service_id"]
+    assert without_unasked(call, keyed, "ironing in Bangkok") == {"city": "Bangkok"}
+
+
 def test_text_in_another_script_is_not_judged() -> None:
     """Words and numerals cannot be matched across scripts: "摄氏度" asks for celsius."""
     tool = MagneticField()
