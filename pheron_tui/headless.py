@@ -16,7 +16,7 @@ from typing import TextIO
 from pheron_tui.core import events as ev
 from pheron_tui.core.approval import NOBODY_TO_ASK
 from pheron_tui.core.bus import EventBus, Subscription
-from pheron_tui.core.safety import printable
+from pheron_tui.core.safety import printable, shorten
 from pheron_tui.runtime import Runtime
 
 EXIT_CODES = {"finished": 0, "failed": 1, "denied": 1, "cancelled": 130}
@@ -32,6 +32,18 @@ def approval_hint(denied: dict[str, int]) -> str | None:
         "ask you. To let them run, pass --approve read-only (read_file, list_dir, "
         "search_files) or --approve all (everything, including writes and shell commands)."
     )
+
+
+def _shown_arguments(value: object) -> object:
+    """A call's arguments with each long string cut: a log line, not the whole file a write
+    holds (``--json`` has every byte)."""
+    if isinstance(value, str):
+        return shorten(value, 200)
+    if isinstance(value, dict):
+        return {shorten(str(k), 60): _shown_arguments(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown_arguments(v) for v in value]
+    return value
 
 
 class PlainPrinter:
@@ -61,7 +73,8 @@ class PlainPrinter:
             case ev.ToolCallProposed(
                 tool=tool, arguments=arguments, risk=risk, risk_reasons=reasons
             ):
-                self._say(f"→ {tool} {json.dumps(arguments, ensure_ascii=False)} [{risk}]")
+                shown = json.dumps(_shown_arguments(arguments), ensure_ascii=False)
+                self._say(f"→ {tool} {shown} [{risk}]")
                 for reason in reasons:
                     self._say(f"  ⚠ {reason}")
             case ev.ToolCallDecided(decision="denied", by=by):

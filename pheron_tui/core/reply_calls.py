@@ -30,6 +30,7 @@ from pheron_tui.core.messages import Message, ToolCall
 from pheron_tui.core.parsing import ParsedCall
 from pheron_tui.core.prompts import observation_message
 from pheron_tui.core.provider import Provider
+from pheron_tui.core.safety import shorten
 from pheron_tui.core.streaming import StreamedReply
 from pheron_tui.core.task_notes import (
     ALREADY_CALLED,
@@ -162,7 +163,8 @@ class CallRunner:
                 planned.append((call_id, call, self.registry.unknown(call.name)))
                 continue
             if call.error is not None:
-                planned.append((call_id, call, f"{call.name or 'the call'}: {call.error}"))
+                named = shorten(call.name, 60) or "the call"
+                planned.append((call_id, call, f"{named}: {shorten(call.error, 400)}"))
                 continue
             arguments = self._asked_only(call, said, start) if said else call.arguments
             try:

@@ -18,6 +18,7 @@ from pheron_tui.core.events import Risk
 from pheron_tui.core.limits import DEFAULT_OUTPUT_CAP_CHARS, DEFAULT_SHELL_TIMEOUT_S
 from pheron_tui.core.messages import FunctionSpec, ToolSpec
 from pheron_tui.core.rules import CommandFacts
+from pheron_tui.core.safety import shorten
 
 log = logging.getLogger("pheron_tui.tools")
 
@@ -170,16 +171,23 @@ def _clean_schema(schema: Any) -> Any:
     return schema
 
 
+_PROBLEMS_SHOWN = 6
+"""A call with 20,000 made-up keys had a 500 KB message, sent to the model and shown."""
+
+
 def _describe_validation(error: ValidationError) -> str:
     parts = []
-    for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+    problems = error.errors()
+    for item in problems[:_PROBLEMS_SHOWN]:
+        where = shorten(".".join(str(p) for p in item["loc"]), 60) or "arguments"
         if item["type"] == "extra_forbidden":
             parts.append(f"{where}: no such parameter")
         elif item["type"] == "missing":
             parts.append(f"{where}: required but missing")
         else:
             parts.append(f"{where}: {item['msg']} (got {item.get('input')!r:.60})")
+    if len(problems) > _PROBLEMS_SHOWN:
+        parts.append(f"and {len(problems) - _PROBLEMS_SHOWN:,} more")
     return "; ".join(parts)
 
 
@@ -216,7 +224,7 @@ class ToolRegistry:
 
     def unknown(self, name: str) -> str:
         """What to tell a model that names no tool of this registry."""
-        shown = name if name else "(no name)"
+        shown = shorten(name, 60) if name else "(no name)"
         return f"unknown tool {shown!r}; the tools are: {', '.join(self._by_name)}"
 
     def unregister(self, name: str) -> None:

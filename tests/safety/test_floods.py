@@ -51,6 +51,15 @@ def test_a_flooding_command_is_capped_on_stdout_and_in_the_log(
     assert "characters cut from the middle" in finished["observation"]
 
 
+def test_a_huge_call_is_a_short_line_in_a_plain_run(workspace: Path) -> None:
+    """Without --json each call is one log line on stderr: not a 100 KB one."""
+    plan = [tool_call("edit_file", path="notes.md", old="y" * 100_000, new="x"), "done"]
+    replies = {"classify": ["task"], "plan": plan, "critic": ["PASS: ok"]}
+    done, _ = run_scripted(workspace, replies, "--approve", "all")
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("→ edit_file")]
+    assert len(line) < 500 and '"new": "x"' in line and "…" in line
+
+
 async def test_streamed_output_stops_at_the_cap_and_says_so(workspace: Path) -> None:
     seen: list[str] = []
     result = await run_shell(

@@ -298,6 +298,20 @@ def test_unknown_tool_and_bad_arguments_say_what_is_wrong() -> None:
         registry.prepare("list_dir", {"colour": "red"})
 
 
+def test_what_is_wrong_with_a_call_is_said_briefly_however_big_the_call() -> None:
+    """The message goes to the model and the user: a 100,000-letter name or 20,000 made-up
+    keys had made it as long (500 KB), filling the context it was meant to correct."""
+    registry = default_registry()
+    with pytest.raises(ToolCallError) as named:
+        registry.prepare("x" * 100_000, {})
+    assert len(str(named.value)) < 400 and "read_file" in str(named.value)
+    keys = {f"k{i}": i for i in range(20_000)} | {"x" * 100_000: 1}
+    with pytest.raises(ToolCallError) as many:
+        registry.prepare("list_dir", keys)
+    told = str(many.value)
+    assert len(told) < 400 and "k0: no such parameter" in told and "and 19,995 more" in told
+
+
 async def test_shell_exec_reports_exit_code_and_output(workspace: Path) -> None:
     result = await call(workspace, "shell_exec", command="echo hi; exit 3")
     assert not result.ok
