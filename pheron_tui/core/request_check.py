@@ -62,10 +62,10 @@ def named_check(text: str, workspace: Path) -> str | None:
         command = (failing["quoted"] or failing["command"]).strip() if failing else None
     if command is None or not _BARE_SCRIPT.fullmatch(command):
         return command
-    return _script_command(command.removeprefix("./"), workspace)
+    return script_command(command.removeprefix("./"), workspace)
 
 
-def _script_command(script: str, workspace: Path) -> str | None:
+def script_command(script: str, workspace: Path) -> str | None:
     """How to run the workspace script ``script``, or None when it is no file of the
     workspace (a name the message only mentions is no check anyone can run)."""
     text = workspace_text(workspace, script, FILE_LIMIT)

@@ -22,6 +22,7 @@ from pheron_tui.core.task_notes import (
     FAILED_CHANGE_MESSAGE,
     IGNORED_RESULT_MESSAGE,
     PARROT_MESSAGE,
+    PASSED_OVER_FAILURE_MESSAGE,
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
     failed_check_message,
@@ -103,6 +104,11 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         # Once: the model may say why what it ran is not the answer.
         state.result_checked = True
         return SendBack(IGNORED_RESULT_MESSAGE.format(printed=printed), call=False)
+    if (command := state.passed_over_failure(text)) and state.right_question:
+        # Once: the check may be what is wrong, and the model may say so.
+        state.fault_checked = True
+        note = PASSED_OVER_FAILURE_MESSAGE.format(command=command, name=state.right_question.name)
+        return SendBack(note, call=False)
     if not state.setting_checked and (found := contradicted_setting(state, text)):
         # "Yes, debug is turned on", from the 1.5B model shown `"debug": false`. Once: the
         # model may read the setting otherwise and say why.

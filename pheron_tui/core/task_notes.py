@@ -120,6 +120,12 @@ IGNORED_RESULT_MESSAGE = (
     "from what it printed; if the command worked out the wrong thing, say so."
 )
 
+PASSED_OVER_FAILURE_MESSAGE = (
+    "`{command}` failed: its output above shows that {name} does not do what that check "
+    "expects. Unless you can show the check itself is wrong, {name} has a bug: say what it "
+    "gets wrong and which of its lines causes it."
+)
+
 CONTRADICTED_SETTING_MESSAGE = (
     "Your answer says {said}, but a tool result above shows `{setting}`. Answer from what the "
     "results show."

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pheron_tui.core.correctness_question import right_question
 from pheron_tui.core.data_question import data_question_hint
 from pheron_tui.core.intent import (
     asks_only_to_know,
@@ -95,10 +96,16 @@ async def start_task(
         more = len(places) > CODE_PLACES_SHOWN
         note = code_places_note(found, special_tokens, more=more)
         run = result_run_hint(text, places) if can_run else ""
+        if can_run and not run and not state.orders_change and not state.check:
+            # "Is there a bug in average?": the checks that call it tell, where a small
+            # model's reading of the code did not.
+            question = await asyncio.to_thread(right_question, text, places, workspace)
+            state.right_question = question
+            run = question.hint if question else ""
         if run and not state.run_hint:
             # "What does shout return for 'hi'?": run, not worked out by a small model.
             # Answered without running, the reply is sent back once with the same hint.
             state.run_hint, state.orders_run = run, True
-            note = f"{note}\n\n{run}"
+            note = f"{note}\n\n{defuse(run, special_tokens)}"
         start.notes.append(note)
     return start

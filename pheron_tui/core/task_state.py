@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pheron_tui.core import events as ev
+from pheron_tui.core.correctness_question import RightQuestion, admits_a_fault
 from pheron_tui.core.critic import Step
 from pheron_tui.core.intent import code_places, defines
+from pheron_tui.core.request_check import runs_check
 from pheron_tui.core.task_notes import (
     NOTE_ECHO_MESSAGE,
     QUESTION_ONLY_MESSAGE,
@@ -117,9 +119,14 @@ class TaskState:
     numbers_checked: bool = False
     """The answer was once sent back for a number no result shows (``unsupported_number``)."""
     setting_checked: bool = False
-    result_checked: bool = False
     """The answer was once sent back for a Yes or No a setting shown says the opposite of
     (``setting_answer``)."""
+    result_checked: bool = False
+    """The answer was once sent back for leaving out what its question's run printed."""
+    right_question: RightQuestion | None = None
+    """The request asks whether a function is right, and these checks call it."""
+    fault_checked: bool = False
+    """The answer was once sent back for passing over the failure of such a check."""
     only_to_run: bool = False
     """The request orders a run and no other change (``intent.orders_only_a_run``)."""
     told_to_act: bool = False
@@ -214,6 +221,21 @@ class TaskState:
         # other words). The words of 'big-red-apple' are all the request's: it must be said.
         found = set(words(printed)) - set(words(self.request))
         return None if found and found <= set(words(answer)) else printed
+
+    def passed_over_failure(self, answer: str) -> str | None:
+        """The check of a question whether a function is right (``right_question``) that
+        failed when last run, when the answer says nothing is wrong; None otherwise. The 1.5B
+        model ran test_calc.py, saw average's assertion fail, and answered that average is
+        correct and the issue "might be in test_calc.py"."""
+        question = self.right_question
+        if question is None or self.fault_checked or admits_a_fault(answer):
+            return None
+        for step in reversed(self.steps):
+            command = str(step.arguments.get("command", "")) if step.risk == "execute" else ""
+            if any(runs_check(command, check) for check in question.commands):
+                failed = step.status == "failed" and step.output.startswith("exit code ")
+                return command if failed else None
+        return None
 
     def unsupported_number(self, answer: str) -> str | None:
         """A number the answer to a question states that neither the request nor any tool
