@@ -67,6 +67,8 @@ class PlainPrinter:
                 self.out.write(printable(text))
                 self.out.flush()
                 self._answer_open = not text.endswith("\n")
+            case ev.AnswerSentBack(note=note):
+                self._say(f"(not the answer: sent back to the model: {shorten(note, 200)})")
             case ev.ClarifyRequested(question=question):
                 self.out.write(printable(question) + "\n")
                 self.out.flush()

@@ -75,6 +75,15 @@ class AnswerDelta(Event):
     text: str
 
 
+class AnswerSentBack(Event):
+    """The answer streamed since the last call is not the turn's answer: the agent sent it
+    back to the model with ``note`` (an echo of the request, a number no result shows…), and
+    the model goes on."""
+
+    type: Literal["AnswerSentBack"] = "AnswerSentBack"
+    note: str
+
+
 class ToolCallProposed(Event):
     type: Literal["ToolCallProposed"] = "ToolCallProposed"
     call_id: str
@@ -297,6 +306,7 @@ AnyEvent = Annotated[
     | IntentClassified
     | ThinkDelta
     | AnswerDelta
+    | AnswerSentBack
     | ToolCallProposed
     | ToolCallAwaitingDecision
     | ToolCallDecided

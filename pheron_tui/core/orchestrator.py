@@ -392,7 +392,7 @@ class Orchestrator:
                     turn_id, state, reply, unsummarised_answer(state.last_result)
                 )
             if sent := await before_question(state, parsed, self.settings.workspace):
-                self._send_back(state, reply, sent)
+                self._send_back(turn_id, state, reply, sent)
                 continue
             if parsed.kind == "clarify":
                 return await self._clarify(turn_id, state, reply, parsed.text)
@@ -419,16 +419,20 @@ class Orchestrator:
                 )
                 continue
             if sent := before_answer(state, parsed.text, answer_now):
-                self._send_back(state, reply, sent)
+                self._send_back(turn_id, state, reply, sent)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
         raise TaskEnded(
             f"stopped after {self.settings.max_steps} planning steps without a final answer"
         )
 
-    def _send_back(self, state: TaskState, reply: StreamedReply, sent: SendBack) -> None:
+    def _send_back(
+        self, turn_id: int, state: TaskState, reply: StreamedReply, sent: SendBack
+    ) -> None:
         """Keep a reply that does not move the task (as ``sent`` says), answer it with
-        ``sent.note``, and make the next step call a tool (unless not ``sent.call``)."""
+        ``sent.note``, and make the next step call a tool (unless not ``sent.call``). The user
+        is told, so the answer shown so far is not read as the turn's, nor run into the next."""
+        self.bus.emit(ev.AnswerSentBack, turn_id, note=sent.note)
         content = reply.answer if sent.said is None else sent.said
         self._remember(
             Message(role="assistant", content=content, reasoning_content=reply.think or None)

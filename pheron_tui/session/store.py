@@ -274,6 +274,9 @@ def to_markdown(session: LoadedSession) -> str:
                 out.extend(["", "## You", "", prompt, "", "## Agent"])
             case ev.AnswerDelta(text=text):
                 answer.append(text)
+            case ev.AnswerSentBack(note=note):
+                flush_answer()
+                out.extend(["", f"*Sent back to the model: {note}*"])
             case ev.ToolCallProposed(call_id=call_id):
                 flush_answer()
                 calls[call_id] = event

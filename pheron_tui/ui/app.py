@@ -486,6 +486,9 @@ class PheronApp(CommandActions):
             case ev.AnswerDelta(text=text):
                 status.state = "answering"
                 await chat.add_answer_text(text)
+            case ev.AnswerSentBack(note=note):
+                status.state = "planning"
+                await chat.send_back_answer(note)
             case ev.ToolCallProposed(call_id=call_id, hunks=hunks):
                 await chat.end_answer()
                 await tools.add_card(event)

@@ -72,6 +72,28 @@ def test_plain_output_goes_to_stdout_and_tools_to_stderr(workspace: Path) -> Non
     assert "list_dir" in done.stderr and "critic: PASS" in done.stderr
 
 
+def test_an_answer_sent_back_is_said_so_in_every_output(workspace: Path, tmp_path: Path) -> None:
+    """The number no result shows is sent back: plain output says so between the two
+    answers, --json has the event, and the exported session marks it."""
+    replies = {
+        "classify": ["task"],
+        "plan": [LIST, "There are 99 files.", LIST.replace('"."', '"./"'), "Two files."],
+        "critic": ["PASS: ok"],
+    }
+    done, _ = run(workspace, replies, "--approve", "read-only", prompt="How many files are here?")
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == ["There are 99 files.", "Two files."]
+    assert "(not the answer: sent back to the model: Your answer says 99" in done.stderr
+    data = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    _, events = run_scripted(
+        workspace, replies, "--json", "--approve", "read-only", prompt="How many?", env=data
+    )
+    [sent] = of(events, "AnswerSentBack")
+    assert sent["note"].startswith("Your answer says 99")
+    exported = pheron("export", "last", env=data)
+    assert "*Sent back to the model: Your answer says 99" in exported.stdout
+
+
 def test_split_tags(workspace: Path) -> None:
     chunks = ["<th", "ink>wei", "gh it</thi", "nk", ">\n\nAns", "wer."]
     _done, events = run(workspace, {"classify": ["chat"], "chat": [chunks]}, "--json")

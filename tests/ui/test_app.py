@@ -258,3 +258,27 @@ async def test_a_worker_that_dies_says_so(workspace: Path, monkeypatch) -> None:
         await wait_for(pilot, lambda: "stopped" in app.query_one(StatusBar).state)
         notes = " ".join(str(n.render()) for n in app.query(Note))
         assert "RuntimeError: the pump broke" in notes
+
+
+async def test_an_answer_sent_back_is_marked_and_kept_apart_from_the_next(workspace: Path) -> None:
+    """Two replies' text had run together in one block ("…test_calc.py.Yes: it divides…"),
+    the first read as the turn's answer though the model was told it was not."""
+    (workspace / "calc.py").write_text("def average(xs):\n    return sum(xs) / (len(xs) - 1)\n")
+    (workspace / "test_calc.py").write_text(
+        "from calc import average\nassert average([2, 4]) == 3\n"
+    )
+    run = '<tool_call>{"name": "shell_exec", "arguments": {"command": "python3 test_calc.py"}}</tool_call>'
+    plan = [run, "average is correct.", "Yes: it divides by len(xs) - 1."]
+    app = make_app(workspace, "all", classify=["task"], plan=plan, critic=["PASS: ok"])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "Is there a bug in the average function in calc.py?")
+        await wait_for(pilot, lambda: idle(app) and bool(app.query(AssistantMessage)))
+        first, second = app.query(AssistantMessage)
+        assert first.text == "average is correct." and first.has_class("-sent-back")
+        assert second.text == "Yes: it divides by len(xs) - 1." and not second.has_class(
+            "-sent-back"
+        )
+        notes = [str(n.render()) for n in app.query(Note)]
+        assert any(
+            n.startswith("↩ sent back to the model: `python3 test_calc.py` failed") for n in notes
+        )

@@ -7,7 +7,9 @@ from textual.content import Content
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from pheron_tui.core.safety import printable
+from pheron_tui.core.safety import printable, shorten
+
+SENT_BACK_NOTE_CHARS = 240
 
 
 class UserMessage(Static):
@@ -85,6 +87,15 @@ class ChatPane(VerticalScroll):
         if self._answer is not None:
             await self._answer.finish()
             self._answer = None
+
+    async def send_back_answer(self, note: str) -> None:
+        """The answer shown since the last call was sent back to the model: shown dimmed,
+        with the note it was answered with, and the next reply starts its own block."""
+        if self._answer is not None:
+            self._answer.add_class("-sent-back")
+        await self.add_note(
+            f"↩ sent back to the model: {shorten(note, SENT_BACK_NOTE_CHARS)}", "info"
+        )
 
     async def clear(self) -> None:
         await self.end_answer()
