@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,13 @@ def test_the_checks_that_call_a_function_are_found(project: Path) -> None:
     assert checks_calling(project, "average", "calc.py") == ["test_calc.py", "tests/more.py"]
     assert checks_calling(project, "median", "calc.py") == ["test_other.py"]
     assert checks_calling(project, "mode", "calc.py") == []
+
+
+def test_what_cannot_be_read_safely_is_passed_over(project: Path) -> None:
+    os.mkfifo(project / "test_pipe.py")  # read, it would wait forever
+    (project / "test_link.py").symlink_to(project / "test_calc.py")
+    (project / "test_huge.py").write_text("average(1)\n" + "#" * 300_000)
+    assert checks_calling(project, "average", "calc.py") == ["test_calc.py", "tests/more.py"]
 
 
 def _start(text: str, workspace: Path, can_run: bool = True) -> TaskStart:
