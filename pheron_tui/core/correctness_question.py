@@ -10,15 +10,14 @@ one exists, the agent says to run it before answering.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pheron_tui.core.intent import FILE_LIMIT, READ_LIMIT, WALK_LIMIT, CodePlace, defines
-from pheron_tui.core.limits import SKIPPED_FOLDERS
+from pheron_tui.core.intent import CodePlace, defines
 from pheron_tui.core.request_check import script_command
+from pheron_tui.core.workspace_text import workspace_files
 
 _CORRECTNESS = re.compile(
     r"\b(?:bugs?|buggy|correct(?:ly)?|incorrect|wrong|broken|is\b[^?!\n]{0,60}\bright"
@@ -41,34 +40,22 @@ def checks_calling(workspace: Path, name: str, defined_in: str) -> list[str]:
     ``.py`` under a ``tests`` folder) that call ``name``, apart from the file defining it;
     walk order, at most ``SCRIPTS_SHOWN``."""
     call = re.compile(rb"(?<!\w)%s\s*\(" % re.escape(name.encode()))  # calc.average( too
+
+    def is_check(relative: str) -> bool:
+        folder, _, file = relative.rpartition("/")
+        in_tests = bool({"test", "tests"} & set(folder.split("/")))
+        return (
+            relative != defined_in
+            and file.endswith(".py")
+            and bool(in_tests or _CHECK_NAME.match(file))
+        )
+
     found: list[str] = []
-    seen = read = 0
-    for folder, dirs, files in os.walk(workspace):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
-        relative_folder = Path(folder).relative_to(workspace)
-        in_tests = any(part in ("test", "tests") for part in relative_folder.parts)
-        for file in sorted(files):
-            seen += 1
-            if seen > WALK_LIMIT or read > READ_LIMIT:
-                return found
-            relative = (relative_folder / file).as_posix()
-            if relative == defined_in or not file.endswith(".py"):
-                continue
-            if not (in_tests or _CHECK_NAME.match(file)):
-                continue
-            path = Path(folder, file)
-            try:
-                # Not a FIFO named test_x.py: reading one would wait forever.
-                if path.is_symlink() or not path.is_file() or path.stat().st_size > FILE_LIMIT:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
-            read += len(data)
-            if call.search(data):
-                found.append(relative)
-                if len(found) >= SCRIPTS_SHOWN:
-                    return found
+    for relative, data in workspace_files(workspace, is_check):
+        if call.search(data):
+            found.append(relative)
+            if len(found) >= SCRIPTS_SHOWN:
+                break
     return found
 
 

@@ -21,7 +21,12 @@ from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 from pheron_tui.core.python_source import parsed
-from pheron_tui.core.workspace_text import workspace_text
+from pheron_tui.core.workspace_text import (
+    FILE_LIMIT,
+    WALK_LIMIT,
+    workspace_files,
+    workspace_text,
+)
 
 CLASSIFY_MAX_TOKENS = 64
 LABELS: tuple[Intent, Intent] = ("chat", "task")
@@ -208,8 +213,6 @@ def _public_functions(workspace: Path, relative: str) -> list[tuple[str, str]]:
 
 
 _NAME_LIKE = re.compile(r"[\w.\-/]+")
-WALK_LIMIT = 2000
-"""Entries looked at, at most, to find a file the message names below the workspace root."""
 
 
 def file_like_words(text: str) -> set[str]:
@@ -262,9 +265,6 @@ def named_entries(text: str, workspace: Path, *, first_only: bool = False) -> li
 _IDENTIFIER = re.compile(r"`([^`\s]{2,80})`|\b([A-Za-z_]\w*)(\()?")
 CODE_NOTE_MARKERS = frozenset({"TODO", "FIXME", "XXX", "HACK"})
 """The notes developers leave in files, named in capitals: they count where they occur."""
-READ_LIMIT = 4_000_000
-"""Bytes of workspace text read, at most, to find an identifier the message names."""
-FILE_LIMIT = 256_000
 _DEFINED = rb"(?:def|class|function|fn|func|const|let|var|struct|enum|interface|type)\s+%s\b"
 
 
@@ -359,37 +359,24 @@ def _code_lines(text: str, workspace: Path, most: int) -> list[CodePlace]:
     needles += [re.compile(_DEFINED % alternatives(defined))] if defined else []
     needles += [re.compile(_DEFINED_AS_CODE % alternatives(plain))] if plain else []
     places: dict[tuple[str, int], CodePlace] = {}
-    seen = read = 0
-    for folder, dirs, files in os.walk(workspace):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
-        for name in sorted(files):
-            seen += 1
-            path = Path(folder, name)
-            try:
-                if path.is_symlink() or not path.is_file() or path.stat().st_size > FILE_LIMIT:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
-            read += len(data)
-            if b"\x00" not in data[:1024]:
-                for needle in needles:
-                    for match in needle.finditer(data):
-                        word = match.group(1).decode("utf-8", errors="replace")
-                        start = data.rfind(b"\n", 0, match.start()) + 1
-                        end = data.find(b"\n", match.end())
-                        line = data[start : end if end != -1 else len(data)]
-                        place = CodePlace(
-                            word,
-                            path.relative_to(workspace).as_posix(),
-                            data.count(b"\n", 0, match.start()) + 1,
-                            line.decode("utf-8", errors="replace").strip()[:200],
-                        )
-                        places.setdefault((place.path, place.line), place)
-                        if len(places) >= most:
-                            return list(places.values())
-            if seen >= WALK_LIMIT or read >= READ_LIMIT:
-                return list(places.values())
+    for relative, data in workspace_files(workspace):
+        if b"\x00" in data[:1024]:
+            continue
+        for needle in needles:
+            for match in needle.finditer(data):
+                word = match.group(1).decode("utf-8", errors="replace")
+                start = data.rfind(b"\n", 0, match.start()) + 1
+                end = data.find(b"\n", match.end())
+                line = data[start : end if end != -1 else len(data)]
+                place = CodePlace(
+                    word,
+                    relative,
+                    data.count(b"\n", 0, match.start()) + 1,
+                    line.decode("utf-8", errors="replace").strip()[:200],
+                )
+                places.setdefault((place.path, place.line), place)
+                if len(places) >= most:
+                    return list(places.values())
     return list(places.values())
 
 

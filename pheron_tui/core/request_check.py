@@ -13,9 +13,9 @@ import ast
 import re
 from pathlib import Path
 
-from pheron_tui.core.intent import FILE_LIMIT, orders_a_change
+from pheron_tui.core.intent import orders_a_change
 from pheron_tui.core.python_source import parsed
-from pheron_tui.core.workspace_text import workspace_text
+from pheron_tui.core.workspace_text import FILE_LIMIT, workspace_text
 
 _SCRIPT = r"[\w./-]+\.(?:py|sh)"
 _COMMAND = (
