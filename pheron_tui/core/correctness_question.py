@@ -71,7 +71,8 @@ class RightQuestion:
     def hint(self) -> str:
         runs = " and ".join(f"`{c}`" for c in self.commands)
         return (
-            f"{', '.join(self.scripts)} calls {self.name}: run {runs} with shell_exec to see "
+            f"{' and '.join(self.scripts)} {'call' if len(self.scripts) > 1 else 'calls'} "
+            f"{self.name}: run {runs} with shell_exec to see "
             f"whether {self.name} does what it should. If it fails, its output shows what "
             f"{self.name} gets wrong: say that, and which line of {self.name} causes it."
         )
