@@ -96,7 +96,7 @@ async def start_task(
         more = len(places) > CODE_PLACES_SHOWN
         note = code_places_note(found, special_tokens, more=more)
         run = result_run_hint(text, places) if can_run else ""
-        if can_run and not run and not state.orders_change and not state.check:
+        if can_run and not (run or state.run_hint or state.orders_change or state.check):
             # "Is there a bug in average?": the checks that call it tell, where a small
             # model's reading of the code did not.
             question = await asyncio.to_thread(right_question, text, places, workspace)
