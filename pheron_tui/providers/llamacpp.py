@@ -125,7 +125,7 @@ class LlamaCppProvider(OpenAIProvider):
         # each: the points where a cancel can stop a long prefill (2048 by default; the
         # physical batch is 512 either way, so reading is not slower).
         params.n_batch = PREFILL_BATCH
-        threads = max(1, min(os.cpu_count() or 1, 8))
+        threads = max(1, min(_usable_cpus(), 8))
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.use_jinja = True
@@ -325,3 +325,12 @@ def _error_text(event: dict[str, Any]) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)[:300]
     return str(error)[:300]
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on: a process pinned with taskset or a cgroup cpuset
+    gets fewer than the machine has, and more threads than that only take turns."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
