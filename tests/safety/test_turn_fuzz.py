@@ -2,16 +2,17 @@
 
 Hypothesis writes the planning replies from hostile pieces: garbage, truncated and nested tags,
 huge arguments, malformed JSON, lone surrogates and invalid escapes, legacy calls, CLARIFY and
-<final> in odd places, split anywhere into stream chunks. 10,000 turns by default.
+<final> in odd places, split anywhere into stream chunks. 400 turns a run (the "quick"
+profile); HYPOTHESIS_PROFILE=deep runs 10,000.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -167,16 +168,22 @@ turns = st.fixed_dictionaries(
     }
 )
 
-WORKSPACE = Path(tempfile.mkdtemp(prefix="pheron-fuzz-"))
-(WORKSPACE / "notes.md").write_text("notes\n")
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Module-wide: Hypothesis runs every example inside one test call. Under pytest's own
+    # temporary folders, which it prunes (a mkdtemp at import left one in /tmp per run).
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "notes.md").write_text("notes\n")
+    return folder
 
 
-async def one_turn(replies: dict, native: bool) -> None:
+async def one_turn(replies: dict, native: bool, workspace: Path) -> None:
     provider = ScriptedProvider(Script(replies=replies, native_tools=native))
     bus = EventBus("fuzz")
     events = bus.add_subscriber(maxsize=1_000_000)
     orchestrator = Orchestrator(
-        provider, registry(), bus, AgentSettings(workspace=WORKSPACE, policy="all", max_steps=3)
+        provider, registry(), bus, AgentSettings(workspace=workspace, policy="all", max_steps=3)
     )
     result = await orchestrator.submit("do the thing")
     published = events.drain()
@@ -193,8 +200,10 @@ async def one_turn(replies: dict, native: bool) -> None:
     database=None,
 )
 @given(replies=turns, native=st.booleans())
-def test_any_reply_ends_the_turn_with_a_status(replies: dict, native: bool) -> None:
-    LOOP.run_until_complete(one_turn(replies, native))
+def test_any_reply_ends_the_turn_with_a_status(
+    replies: dict, native: bool, workspace: Path
+) -> None:
+    LOOP.run_until_complete(one_turn(replies, native, workspace))
 
 
 LOOP = asyncio.new_event_loop()  # one loop for all the examples: a new one each costs time
