@@ -56,13 +56,28 @@ def named_check(text: str, workspace: Path) -> str | None:
     script it would pass doing nothing), ``bash check.sh``. Told "check_catalog.py is
     failing, fix the code", the 1.5B model, never made to run it, edited the check's
     assertion instead."""
+    command = _named_command(text)
+    if command is None or not _BARE_SCRIPT.fullmatch(command):
+        return command
+    return script_command(command.removeprefix("./"), workspace)
+
+
+def checked_script(text: str, check: str) -> str | None:
+    """The workspace script ``check`` (``named_check`` of ``text``) runs: the one the message
+    names bare (``tests/check_x.py is failing``), however it is run, or the one the command
+    it names runs by name (``check_script``)."""
+    command = _named_command(text)
+    if command is not None and _BARE_SCRIPT.fullmatch(command):
+        return command.removeprefix("./")
+    return check_script(check)
+
+
+def _named_command(text: str) -> str | None:
     command = check_command(text)
     if command is None and orders_a_change(text):
         failing = _FAILING.search(text)
         command = (failing["quoted"] or failing["command"]).strip() if failing else None
-    if command is None or not _BARE_SCRIPT.fullmatch(command):
-        return command
-    return script_command(command.removeprefix("./"), workspace)
+    return command
 
 
 def script_command(script: str, workspace: Path) -> str | None:
@@ -76,7 +91,60 @@ def script_command(script: str, workspace: Path) -> str | None:
     module = parsed(text)
     if module is not None and _only_defines_tests(module):
         return f"{PYTEST_RUN}{script}"
+    if (
+        module is not None
+        and (dotted := _module_name(script))
+        and _imports_from_root(module, script, workspace)
+    ):
+        # tests/check_shop.py doing `from shop import total`: run as `python3
+        # tests/check_shop.py` it finds no shop (Python looks in tests/), and the check's
+        # script is the one file the fix must not edit.
+        return f"python3 -m {dotted}"
     return f"python3 {script}"
+
+
+def _module_name(script: str) -> str | None:
+    """``tests/check_x.py`` → ``tests.check_x``: a script in a folder, runnable with ``-m``
+    from the workspace; None for one at the top or a path no module name can spell."""
+    parts = script.removesuffix(".py").split("/")
+    if len(parts) < 2 or not script.endswith(".py") or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts)
+
+
+def _imports_from_root(module: ast.Module, script: str, workspace: Path) -> bool:
+    """Whether the script imports a module of the workspace's top folder and none of its own
+    folder (which ``-m`` would no longer find); one that sets ``sys.path`` itself is left
+    to run as written."""
+    folder = workspace / script.rpartition("/")[0]
+    from_root = False
+    for node in ast.walk(module):
+        if _is_sys_path(node):
+            return False
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if _module_in(folder, top):
+                return False
+            from_root = from_root or _module_in(workspace, top)
+    return from_root
+
+
+def _is_sys_path(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "path"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sys"
+    )
+
+
+def _module_in(folder: Path, name: str) -> bool:
+    return (folder / f"{name}.py").is_file() or (folder / name).is_dir()
 
 
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

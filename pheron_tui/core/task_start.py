@@ -24,7 +24,7 @@ from pheron_tui.core.intent import (
 from pheron_tui.core.prompts import check_run_note, code_places_note, defuse
 from pheron_tui.core.request_check import (
     PYTEST_RUN,
-    check_script,
+    checked_script,
     named_check,
     names_apart_from_check,
 )
@@ -72,7 +72,7 @@ async def start_task(
         # step, the check's failure was answered by an edit of the check's assertion, four
         # runs of four.
         state.check, state.must_call, state.act_with = check, True, ("execute",)
-        script = check_script(check)
+        script = checked_script(text, check)
         if script and not names_apart_from_check(text, script):
             state.kept_script = script
         if check.startswith(PYTEST_RUN):

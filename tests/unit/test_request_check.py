@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from pheron_tui.core.critic import Step
 from pheron_tui.core.request_check import (
     check_command,
     check_script,
+    checked_script,
     named_check,
     names_apart_from_check,
     runs_check,
@@ -86,6 +88,49 @@ def test_a_linked_script_is_no_check(scripts: Path, tmp_path_factory) -> None:
     outside.write_text("assert False\n")
     (scripts / "linked.py").symlink_to(outside)
     assert named_check("linked.py is failing, fix the code", scripts) is None
+
+
+def _runs(command: str, where: Path) -> int:
+    return subprocess.run(command.split(), cwd=where, capture_output=True).returncode
+
+
+def test_a_check_in_a_folder_importing_the_top_folder_is_run_so_it_finds_it(
+    tmp_path: Path,
+) -> None:
+    """tests/check_shop.py doing `from shop import total`: `python3 tests/check_shop.py`
+    fails on the import whatever shop does, and the script is the one file not to edit."""
+    (tmp_path / "shop.py").write_text("def total():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    check = tmp_path / "tests" / "check_shop.py"
+    check.write_text("from shop import total\n\nassert total() == 1\nprint('ok')\n")
+    text = "tests/check_shop.py is failing. Please fix shop.py."
+    command = named_check(text, tmp_path)
+    assert command == "python3 -m tests.check_shop"
+    assert _runs(command, tmp_path) == 0
+    assert _runs("python3 tests/check_shop.py", tmp_path) != 0  # why: ModuleNotFoundError
+    assert checked_script(text, command) == "tests/check_shop.py"
+
+    # Left as written: one importing its own folder, one setting sys.path itself, a folder
+    # no module name can spell.
+    (tmp_path / "tests" / "helpers.py").write_text("")
+    check.write_text("import helpers\nfrom shop import total\n")
+    assert named_check(text, tmp_path) == "python3 tests/check_shop.py"
+    check.write_text("import sys\nsys.path.insert(0, '.')\nfrom shop import total\n")
+    assert named_check(text, tmp_path) == "python3 tests/check_shop.py"
+    (tmp_path / "my-tests").mkdir()
+    (tmp_path / "my-tests" / "check.py").write_text("from shop import total\n")
+    assert named_check("my-tests/check.py fails; fix shop.py", tmp_path) == (
+        "python3 my-tests/check.py"
+    )
+
+
+def test_a_module_the_request_runs_is_no_check_script() -> None:
+    """ "Fix it so `python3 -m app.main` works": app/main.py is the program to fix."""
+    text = "Fix it so that `python3 -m app.main` works"
+    assert checked_script(text, "python3 -m app.main") is None
+    assert checked_script(text.replace("-m app.main", "check.py"), "python3 check.py") == (
+        "check.py"
+    )
 
 
 def test_the_script_a_check_runs_and_whether_the_request_names_it_as_work() -> None:
