@@ -1,5 +1,6 @@
-"""Changes that would leave a JSON or Python file unreadable, or a Python function reading a
-name nothing defines: said, with the parser's words.
+"""Changes that would leave a JSON or Python file unreadable, a Python function reading a
+name nothing defines, or a statement repeated where it can never run: said, with the
+parser's words.
 
 A small model's edit often breaks the file it edits: ``{"port": 9090}`` appended to a JSON
 object, a line indented one level off. Written, the breakage surfaces later as someone else's
@@ -14,6 +15,7 @@ import ast
 import builtins
 import json
 import warnings
+from collections import Counter
 from pathlib import PurePosixPath
 
 from pheron_tui.core.python_source import parsed
@@ -41,7 +43,9 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
     if error is not None:
         why, line = error
         return f"{UNREADABLE_AFTER} {kind} ({why}).{_around(after, line)}"
-    return _newly_undefined(before, after) if kind == "Python" else None
+    if kind != "Python":
+        return None
+    return _newly_undefined(before, after) or _newly_repeated_dead_code(before, after)
 
 
 _OPENER = {"}": "{", ")": "(", "]": "["}
@@ -114,6 +118,58 @@ def _newly_undefined(before: str, after: str) -> str | None:
                 f"and the module does not either{meant} Check that `old` is the text to change."
             )
     return None
+
+
+def _newly_repeated_dead_code(before: str, after: str) -> str | None:
+    """A statement the change leaves after a return (raise, break, continue) of its block that
+    repeats a statement above it: never run, and never meant. Asked for a docstring on
+    ``add``, the 1.5B model replaced ``def add(a, b):`` with itself and ``return a + b``,
+    leaving the return twice. A dead statement that repeats nothing (code stubbed out on
+    purpose) is not judged."""
+    old_tree, new_tree = parsed(before), parsed(after)
+    if old_tree is None or new_tree is None:
+        return None
+    try:
+        known = Counter(text for text, *_ in _repeated_dead_code(old_tree))
+        dead = _repeated_dead_code(new_tree)
+    except RecursionError:  # ast.dump of a very deep expression: not judged
+        return None
+    for text, line, ender, ender_line in dead:
+        if known[text] > 0:
+            known[text] -= 1
+            continue
+        shown = text if len(text) <= 80 else text[:79] + "…"
+        return (
+            f"line {line} (`{shown}`) would never run: it repeats a line above it and comes "
+            f"after the {ender} on line {ender_line}. "
+            "Write a line to keep once: an edit's `new` takes the place of its `old`."
+        )
+    return None
+
+
+_ENDERS = {ast.Return: "return", ast.Raise: "raise", ast.Break: "break", ast.Continue: "continue"}
+
+
+def _repeated_dead_code(tree: ast.Module) -> list[tuple[str, int, str, int]]:
+    """(statement, its line, what ends its block, that one's line) for each statement after
+    the end of its block that repeats one of the statements before it."""
+    found: list[tuple[str, int, str, int]] = []
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            end = next((i for i, s in enumerate(block) if type(s) in _ENDERS), None)
+            if end is None:
+                continue
+            above = {ast.dump(s) for s in block[: end + 1]}
+            ender, ender_line = _ENDERS[type(block[end])], block[end].lineno
+            found.extend(
+                (ast.unparse(s), s.lineno, ender, ender_line)
+                for s in block[end + 1 :]
+                if ast.dump(s) in above
+            )
+    return found
 
 
 def _defined_in(text: str, name: str) -> str:

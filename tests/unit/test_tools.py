@@ -898,6 +898,44 @@ async def test_an_edit_that_leaves_a_function_reading_an_unknown_name_is_not_mad
     assert deep.ok
 
 
+async def test_an_edit_that_repeats_a_line_after_a_return_is_not_made(workspace: Path) -> None:
+    """Asked for a docstring on add, the 1.5B model replaced `def add(a, b):` with itself and
+    `return a + b`: the return twice, no docstring, and the critic passed it. A statement left
+    after its block's return (raise, break, continue) that repeats one above it is refused;
+    dead code that repeats nothing (stubbed out on purpose) and what was already there are
+    not."""
+    calc = workspace / "calc.py"
+    source = "def add(a, b):\n    return a + b\n"
+    calc.write_text(source)
+    await call(workspace, "read_file", path="calc.py")
+    doubled = await call(
+        workspace,
+        "edit_file",
+        path="calc.py",
+        old="def add(a, b):",
+        new="def add(a, b):\n    return a + b",
+    )
+    assert not doubled.ok and calc.read_text() == source
+    assert "line 3 (`return a + b`) would never run" in doubled.observation
+    assert "after the return on line 2" in doubled.observation
+    documented = await call(
+        workspace,
+        "edit_file",
+        path="calc.py",
+        old="def add(a, b):",
+        new='def add(a, b):\n    """The sum of a and b."""',
+    )
+    assert documented.ok
+    stub = await call(
+        workspace, "edit_file", path="calc.py", old='"""The sum of a and b."""', new="return 0"
+    )
+    assert stub.ok  # `return a + b` is dead now, but repeats nothing
+    calc.write_text("def f(x):\n    return x\n    return x\n")
+    await call(workspace, "read_file", path="calc.py")
+    kept = await call(workspace, "edit_file", path="calc.py", old="f(x)", new="g(x)")
+    assert kept.ok  # the repeat was there before the edit
+
+
 async def test_a_whole_file_written_anew_replaces_it(workspace: Path) -> None:
     """Asked to sort names.txt, the 1.5B model had no way: edit_file changes one place, and
     the whole sorted file written as "create" was refused as already there. A new version of
