@@ -138,7 +138,8 @@ def _newly_repeated_dead_code(before: str, after: str) -> str | None:
         if known[text] > 0:
             known[text] -= 1
             continue
-        shown = text if len(text) <= 80 else text[:79] + "…"
+        first = text.splitlines()[0] if text else ""
+        shown = first if len(first) <= 80 and first == text else first[:79] + "…"
         return (
             f"line {line} (`{shown}`) would never run: it repeats a line above it and comes "
             f"after the {ender} on line {ender_line}. "
