@@ -30,22 +30,26 @@ def broken_syntax(path: str, before: str, after: str) -> str | None:
     in whole sentences; else None."""
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in JSON_SUFFIXES:
-        read = _json_error
-        kind = "JSON"
-    elif suffix in PYTHON_SUFFIXES:
-        read = _python_error
-        kind = "Python"
-    else:
+        if _json_error(before) is not None:
+            return None
+        return _unreadable("JSON", after, _json_error(after))
+    if suffix not in PYTHON_SUFFIXES:
         return None
-    if read(before) is not None:
+    # Each text parsed once: every check below reads the same two trees.
+    old_tree = parsed(before)
+    if old_tree is None:
         return None
-    error = read(after)
-    if error is not None:
-        why, line = error
-        return f"{UNREADABLE_AFTER} {kind} ({why}).{_around(after, line)}"
-    if kind != "Python":
+    new_tree, error = _python_read(after)
+    if new_tree is None:
+        return _unreadable("Python", after, error)
+    return _newly_undefined(old_tree, new_tree) or _newly_repeated_dead_code(old_tree, new_tree)
+
+
+def _unreadable(kind: str, after: str, error: tuple[str, int | None] | None) -> str | None:
+    if error is None:
         return None
-    return _newly_undefined(before, after) or _newly_repeated_dead_code(before, after)
+    why, line = error
+    return f"{UNREADABLE_AFTER} {kind} ({why}).{_around(after, line)}"
 
 
 _OPENER = {"}": "{", ")": "(", "]": "["}
@@ -98,7 +102,7 @@ def header_only(path: str, before: str, old: str) -> str:
     return ""
 
 
-def _newly_undefined(before: str, after: str) -> str | None:
+def _newly_undefined(before: ast.Module, after: ast.Module) -> str | None:
     """A name a function reads after the change that nothing defines (not a parameter, a
     local, an enclosing function's name, a module name or a builtin) and that it did not read
     undefined before. Told to fix average(), the 1.5B model put average's fixed return line
@@ -120,18 +124,15 @@ def _newly_undefined(before: str, after: str) -> str | None:
     return None
 
 
-def _newly_repeated_dead_code(before: str, after: str) -> str | None:
+def _newly_repeated_dead_code(before: ast.Module, after: ast.Module) -> str | None:
     """A statement the change leaves after a return (raise, break, continue) of its block that
     repeats a statement above it: never run, and never meant. Asked for a docstring on
     ``add``, the 1.5B model replaced ``def add(a, b):`` with itself and ``return a + b``,
     leaving the return twice. A dead statement that repeats nothing (code stubbed out on
     purpose) is not judged."""
-    old_tree, new_tree = parsed(before), parsed(after)
-    if old_tree is None or new_tree is None:
-        return None
     try:
-        known = Counter(text for text, *_ in _repeated_dead_code(old_tree))
-        dead = _repeated_dead_code(new_tree)
+        known = Counter(text for text, *_ in _repeated_dead_code(before))
+        dead = _repeated_dead_code(after)
     except RecursionError:  # ast.dump of a very deep expression: not judged
         return None
     for text, line, ender, ender_line in dead:
@@ -173,12 +174,11 @@ def _repeated_dead_code(tree: ast.Module) -> list[tuple[str, int, str, int]]:
     return found
 
 
-def _defined_in(text: str, name: str) -> str:
-    """The functions of ``text`` whose own scope defines ``name``, as "average() (line 5)"."""
-    tree = parsed(text)
+def _defined_in(tree: ast.Module, name: str) -> str:
+    """The functions of ``tree`` whose own scope defines ``name``, as "average() (line 5)"."""
     owners = [
         f"{node.name}() (line {node.lineno})"
-        for node in (ast.walk(tree) if tree is not None else ())
+        for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and name in (_bound(node) or set())
     ]
@@ -198,12 +198,9 @@ _ALWAYS_DEFINED = frozenset(dir(builtins)) | {
 }
 
 
-def _undefined(text: str) -> list[tuple[str, str, int]] | None:
+def _undefined(tree: ast.Module) -> list[tuple[str, str, int]] | None:
     """(function, name, line) for each name a function reads that nothing defines; None when
-    the file cannot be judged (it does not parse, or names come from ``import *``)."""
-    tree = parsed(text)
-    if tree is None:
-        return None
+    the module cannot be judged (names come from ``import *``)."""
     module = _bound(tree)
     if module is None:
         return None
@@ -308,13 +305,13 @@ def _json_error(text: str) -> tuple[str, int | None] | None:
     return None
 
 
-def _python_error(text: str) -> tuple[str, int | None] | None:
+def _python_read(text: str) -> tuple[ast.Module | None, tuple[str, int | None] | None]:
+    """``text`` as a module, or None and what the parser said of it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like: not ours
-            ast.parse(text)
+            return ast.parse(text), None
     except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}", exc.lineno
+        return None, (f"line {exc.lineno}: {exc.msg}", exc.lineno)
     except (ValueError, RecursionError, MemoryError):
-        return "it cannot be read", None
-    return None
+        return None, ("it cannot be read", None)
