@@ -13,6 +13,7 @@ from pydantic import Field
 from pheron_tui.core.tools import RiskAssessment, Tool, ToolContext, ToolResult
 from pheron_tui.tools.files import display_path
 from pheron_tui.tools.path_tool import StrictArgs
+from pheron_tui.tools.python_failure import python_failure
 from pheron_tui.tools.sandbox import run_shell
 from pheron_tui.tools.shell_risk import assess_shell, written_files
 
@@ -68,6 +69,13 @@ class ShellExec(Tool):
                 observation=f"timed out after {timeout:g} s and was killed\n{output}",
             )
         observation = f"exit code {result.exit_code}\n{output}"
+        failure = (
+            await asyncio.to_thread(python_failure, output, ctx.workspace)
+            if result.exit_code != 0
+            else ""
+        )
+        if failure:
+            observation += f"\n({failure})"
         kept = [path for path, state in before.items() if state is not None]
         if result.exit_code == 0 and kept and await asyncio.to_thread(_states, watched) == before:
             # Said only when every file it names to write is as it was: one it made or

@@ -340,6 +340,64 @@ async def test_a_command_that_leaves_its_files_as_they_were_says_so(workspace: P
     assert piped.ok and piped.unchanged == ()  # a pipe is never read
 
 
+async def test_a_python_failure_names_the_workspace_functions_it_went_through(
+    workspace: Path,
+) -> None:
+    """Asked which test fails, the 1.5B model read the traceback and answered "Test average
+    failed". A command that stops on a traceback ends with a sentence naming the error and the
+    workspace's functions on its way, innermost first, as the code spells them; frames outside
+    the workspace (the standard library, ``-c``) are not named."""
+    (workspace / "calc.py").write_text(
+        "import json\n\ndef average(numbers):\n    return sum(numbers) / (len(numbers) - 1)\n"
+        "\ndef load(text):\n    return json.loads(text)\n"
+    )
+    (workspace / "test_calc.py").write_text(
+        "from calc import average\n\n\ndef test_average():\n"
+        "    assert average([2, 4, 6]) == 4\n\n\ntest_average()\n"
+    )
+    failed = await call(workspace, "shell_exec", command="python3 test_calc.py")
+    assert not failed.ok
+    assert failed.observation.endswith(
+        "(Python stopped with AssertionError in test_average (test_calc.py line 5: "
+        "`assert average([2, 4, 6]) == 4`), called from test_calc.py line 8: "
+        "`test_average()`.)"
+    )
+    inside = await call(
+        workspace, "shell_exec", command="python3 -c 'import calc; calc.average([1])'"
+    )
+    assert inside.observation.endswith(
+        "(Python stopped with ZeroDivisionError (division by zero) in average (calc.py line "
+        "4: `return sum(numbers) / (len(numbers) - 1)`).)"
+    )
+    library = await call(
+        workspace, "shell_exec", command="python3 -c 'import calc; calc.load(\"{\")'"
+    )
+    assert "JSONDecodeError" in library.observation.splitlines()[-1]
+    assert library.observation.splitlines()[-1].count(" in load (calc.py line 7") == 1
+    elsewhere = await call(workspace, "shell_exec", command="python3 -c '1/0'")
+    assert not elsewhere.observation.endswith(")") and "Python stopped" not in elsewhere.observation
+    printed = await call(workspace, "shell_exec", command="cat test_calc.py; exit 0")
+    assert "Python stopped" not in printed.observation
+
+
+def test_a_made_up_traceback_names_nothing_outside_the_workspace(tmp_path: Path) -> None:
+    """Output is whatever a program prints: frames of other folders, paths climbing out of
+    the workspace and a traceback with no error line name nothing."""
+    from pheron_tui.tools.python_failure import python_failure
+
+    outside = (
+        'Traceback (most recent call last):\n  File "../../etc/passwd", line 1, in f\n'
+        '    x\n  File "/usr/lib/python3/json.py", line 2, in g\n    y\nValueError: no\n'
+    )
+    assert python_failure(outside, tmp_path) == ""
+    unfinished = 'Traceback (most recent call last):\n  File "a.py", line 1, in f\n    x\n'
+    assert python_failure(unfinished, tmp_path) == ""
+    huge = "Traceback (most recent call last):\n" + '  File "a.py", line 1, in f\n' * 50_000
+    assert python_failure(huge + "KeyError: 'k'\n", tmp_path).startswith(
+        "Python stopped with KeyError ('k') in f (a.py line 1), called from f (a.py line 1)"
+    )
+
+
 async def test_shell_secrets_are_scrubbed(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak")
     result = await call(workspace, "shell_exec", command="env")
