@@ -1,4 +1,4 @@
-"""Where a Python traceback in a command's output says the program stopped, in one sentence.
+"""Where the Python tracebacks in a command's output say the errors are, in one sentence.
 
 Asked "Run python3 test_calc.py and tell me which test fails", the 1.5B model read the
 traceback and answered "Test average failed": the function, ``test_average``, is named in the
@@ -18,21 +18,46 @@ _FRAME = re.compile(
 _ERROR = re.compile(r"^(?P<kind>[A-Za-z_][\w.]{0,200})(?::\s?(?P<message>.*))?$")
 MOST_FRAMES_SAID = 3
 """Workspace frames named, innermost first: the failing line, its caller, that one's caller."""
+MOST_FAILURES_SAID = 3
+"""Tracebacks named, in the order printed: a run of many failing tests is not retold whole."""
+_CHAINED = "the above exception"
+"""How Python joins a traceback to the next of its chain ("During handling of the above
+exception, another exception occurred:", "The above exception was the direct cause …")."""
 MOST_MESSAGE_CHARS = 200
 MOST_CODE_CHARS = 120
 
 
 def python_failure(output: str, workspace: Path) -> str:
-    """One sentence naming the exception of the last Python traceback in ``output`` and the
-    workspace functions it went through (innermost first, with file, line and code), or ""
-    when there is no traceback or none of its frames is a file of ``workspace``."""
-    start = output.rfind(_TRACEBACK)
-    if start < 0:
+    """One sentence naming the exception of each Python traceback in ``output`` (the last of a
+    chain: the one that got out) and the workspace functions it went through, innermost first,
+    with file, line and code; "" when there is none, or no frame of one is a file of
+    ``workspace``. unittest prints a traceback per failing test: each is named."""
+    blocks = output.split(_TRACEBACK)[1:]
+    if not blocks:
         return ""
     root = workspace.resolve()
+    said: list[str] = []
+    for index, block in enumerate(blocks):
+        lines = block.splitlines()
+        if index + 1 < len(blocks) and _CHAINED in " ".join(lines[-3:]).lower():
+            continue  # handled, and another error raised: that one is said
+        failure = _failure(lines, root)
+        if failure:
+            said.append(failure)
+    if not said:
+        return ""
+    if len(said) == 1:
+        return f"Python stopped with {said[0]}."
+    shown = "; ".join(said[:MOST_FAILURES_SAID])
+    more = len(said) - MOST_FAILURES_SAID
+    rest = f"; and {more} more" if more > 0 else ""
+    return f"Python raised {len(said)} errors: {shown}{rest}."
+
+
+def _failure(lines: list[str], root: Path) -> str:
+    """ "KeyError ('k') in f (a.py line 1: `code`), called from …" for one traceback's lines,
+    or "" when it has no error line or no frame in the workspace."""
     frames: list[tuple[str, int, str | None, str]] = []
-    error = ""
-    lines = output[start + len(_TRACEBACK) :].splitlines()
     for index, line in enumerate(lines):
         frame = _FRAME.match(line)
         if frame is not None:
@@ -46,24 +71,19 @@ def python_failure(output: str, workspace: Path) -> str:
             continue
         if line and not line[0].isspace():
             found = _ERROR.match(line)
-            if found is not None:
-                message = (found["message"] or "").strip()
-                error = found["kind"] + (
-                    f" ({_short(message, MOST_MESSAGE_CHARS)})" if message else ""
-                )
-            break
-    if not frames or not error:
-        return ""
-    said = [_frame(*frame) for frame in reversed(frames[-MOST_FRAMES_SAID:])]
-    called = "".join(f", called from {frame}" for frame in said[1:])
-    return f"Python stopped with {error} in {said[0]}{called}."
+            if found is None or not frames:
+                return ""
+            message = (found["message"] or "").strip()
+            error = found["kind"] + (f" ({_short(message, MOST_MESSAGE_CHARS)})" if message else "")
+            said = [_frame(*frame) for frame in reversed(frames[-MOST_FRAMES_SAID:])]
+            called = "".join(f", called from {frame}" for frame in said[1:])
+            return f"{error} in {said[0]}{called}"
+    return ""
 
 
 def _frame(path: str, line: int, name: str | None, code: str) -> str:
     place = f"{path} line {line}" + (f": `{_short(code, MOST_CODE_CHARS)}`" if code else "")
-    if name is None:  # where a SyntaxError is: no function runs there
-        return place
-    if name == "<module>":
+    if name is None or name == "<module>":  # a SyntaxError's place, or a script's top level
         return place
     return f"{name} ({place})"
 

@@ -378,6 +378,18 @@ async def test_a_python_failure_names_the_workspace_functions_it_went_through(
     assert not elsewhere.observation.endswith(")") and "Python stopped" not in elsewhere.observation
     printed = await call(workspace, "shell_exec", command="cat test_calc.py; exit 0")
     assert "Python stopped" not in printed.observation
+    # unittest prints a traceback per failing test, and runs on: each failure is named.
+    (workspace / "test_units.py").write_text(
+        "import unittest\nfrom calc import average\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_average(self):\n        self.assertEqual(average([2, 4, 6]), 4)\n\n"
+        "    def test_one(self):\n        self.assertEqual(average([1]), 1)\n\n"
+        "    def test_fine(self):\n        self.assertEqual(1, 1)\n\n\nunittest.main()\n"
+    )
+    units = await call(workspace, "shell_exec", command="python3 test_units.py")
+    assert units.observation.splitlines()[-1].startswith("(Python raised 2 errors: ")
+    assert "AssertionError (6.0 != 4) in test_average (test_units.py line 7" in units.observation
+    assert "ZeroDivisionError (division by zero) in average (calc.py line 4" in units.observation
+    assert "called from test_one (test_units.py line 10" in units.observation
 
 
 def test_a_made_up_traceback_names_nothing_outside_the_workspace(tmp_path: Path) -> None:
@@ -392,6 +404,16 @@ def test_a_made_up_traceback_names_nothing_outside_the_workspace(tmp_path: Path)
     assert python_failure(outside, tmp_path) == ""
     unfinished = 'Traceback (most recent call last):\n  File "a.py", line 1, in f\n    x\n'
     assert python_failure(unfinished, tmp_path) == ""
+    # A chain: the error handled is not said, the one raised while handling it is.
+    chained = (
+        'Traceback (most recent call last):\n  File "a.py", line 2, in <module>\n    d["x"]\n'
+        "KeyError: 'x'\n\nDuring handling of the above exception, another exception occurred:"
+        '\n\nTraceback (most recent call last):\n  File "a.py", line 4, in <module>\n'
+        "    raise ValueError('no x')\nValueError: no x\n"
+    )
+    assert python_failure(chained, tmp_path) == (
+        "Python stopped with ValueError (no x) in a.py line 4: `raise ValueError('no x')`."
+    )
     huge = "Traceback (most recent call last):\n" + '  File "a.py", line 1, in f\n' * 50_000
     assert python_failure(huge + "KeyError: 'k'\n", tmp_path).startswith(
         "Python stopped with KeyError ('k') in f (a.py line 1), called from f (a.py line 1)"
