@@ -114,9 +114,11 @@ class ToolExecutor:
         call_id: str,
         call: PreparedCall,
         withheld: tuple[str, str] | None = None,
+        kept: tuple[str, ...] = (),
     ) -> CallOutcome:
         """Propose the call, ask or apply the policy, run it. ``withheld`` is (why, by whom)
-        when the turn itself rules the call out: it is shown, then denied without asking."""
+        when the turn itself rules the call out: it is shown, then denied without asking.
+        ``kept``: the files the turn keeps as they are (``ToolContext.kept``)."""
         tool, args = call.tool, call.args
         context = ToolContext(
             workspace=self.settings.workspace,
@@ -128,6 +130,7 @@ class ToolExecutor:
             shell_prefix=self.settings.shell_prefix,
             shell_refusal=self.settings.shell_refusal,
             protected=self.settings.protected_paths,
+            kept=kept,
             seen=self.seen,
             warned=self.warned,
         )

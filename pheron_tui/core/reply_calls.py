@@ -296,7 +296,8 @@ class CallRunner:
             # guard. Not run either.
             withheld = (unfit_call_message(item.tool.name), "fit check")
             state.answer_now, deferred = True, False
-        outcome = await self.executor.run(turn_id, call_id, item, withheld)
+        kept = (state.kept_script,) if state.kept_script else ()
+        outcome = await self.executor.run(turn_id, call_id, item, withheld, kept)
         order.add(item.tool.name, item.tool.risk, outcome.ok)
         if deferred:
             run.put_off.add(number)  # not a step: the model does not see it

@@ -46,6 +46,10 @@ class ToolContext:
     each with its (mtime_ns, size) then. Adding to a file or replacing it needs it seen as it
     is now: written blind, a small model appended a second copy of a function, or a script,
     to a file it had never looked at."""
+    kept: tuple[str, ...] = ()
+    """Files the turn keeps as they are (paths from the workspace root): the check script a
+    request names to pass. A change another file needs is refused for good when it is one of
+    these, since its use could never be changed after."""
     warned: set[tuple[str, ...]] = field(default_factory=set)
     """Calls the model was warned about once (an overwrite that drops most of a file), each
     as a key its tool makes: the same call made again goes ahead."""

@@ -5,7 +5,8 @@ it ``km_to_miles_corrected``; the check then failed on its import, and the model
 it passed. A change after which the file no longer defines, at its top level, a name that
 another Python file imports from it (``from units import km_to_miles``, ``units.km_to_miles``)
 is held back once with where it is used; made again, it goes ahead (a rename may be meant,
-its users changed next).
+its users changed next). When the user is the check the request names, which the work may
+not change, it is refused every time: renamed anyway, the check failed on its import.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import ast
 import hashlib
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from pheron_tui.core.limits import SKIPPED_FOLDERS
 from pheron_tui.core.python_source import parsed
@@ -40,9 +43,20 @@ def top_level_names(text: str) -> set[str] | None:
     return names
 
 
-def lost_import(workspace: Path, target: str, before: str, after: str) -> str | None:
+class LostName(NamedTuple):
+    why: str
+    """In a sentence: the name, the file that uses it, what to do."""
+    final: bool
+    """The user is a file the turn keeps as it is (``ToolContext.kept``): its use can never be
+    changed after, so the change is refused every time, not held once."""
+
+
+def lost_import(
+    workspace: Path, target: str, before: str, after: str, kept: Collection[str] = ()
+) -> LostName | None:
     """Why the change of ``target`` (a path from the workspace root) from ``before`` to
-    ``after`` breaks another file's import, in a sentence; else None."""
+    ``after`` breaks another file's import; else None. A use in a file of ``kept`` (the
+    check a request names, which the work may not change) is said first."""
     if PurePosixPath(target).suffix != ".py":
         return None
     had, has = top_level_names(before), top_level_names(after)
@@ -53,13 +67,28 @@ def lost_import(workspace: Path, target: str, before: str, after: str) -> str | 
         module = PurePosixPath(target).parent.name
     if not module.isidentifier():
         return None
+    first: tuple[str, str, int] | None = None
     for path, name, line in _users(workspace, target, module, lost):
-        return (
-            f"after this change {target} would no longer define {name}, which {path} uses "
-            f"(line {line}), so it would fail. Change what {name} does and keep its name; if the "
-            "name must change, make the same call again and then change where it is used"
-        )
-    return None
+        if path in kept:
+            return LostName(
+                f"after this change {target} would no longer define {name}, which {path} "
+                f"uses (line {line}), and {path} is the check the request names, which stays "
+                f"as it is: the check could never pass. Keep the name {name} and change what "
+                "it does",
+                final=True,
+            )
+        first = first or (path, name, line)
+        if not kept:
+            break
+    if first is None:
+        return None
+    path, name, line = first
+    return LostName(
+        f"after this change {target} would no longer define {name}, which {path} uses "
+        f"(line {line}), so it would fail. Change what {name} does and keep its name; if the "
+        "name must change, make the same call again and then change where it is used",
+        final=False,
+    )
 
 
 def _users(workspace: Path, target: str, module: str, lost: set[str]):

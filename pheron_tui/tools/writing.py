@@ -107,17 +107,17 @@ class _TextFileTool(PathTool):
 
     async def _imports_kept(self, plan: FileChange, ctx: ToolContext) -> FileChange | ToolResult:
         """The plan, unless it takes away a name another file imports (``import_guard``):
-        held back once."""
+        held back once, or every time when that file is one the turn keeps."""
         if plan.before is None:
             return plan  # a new file takes nothing away
         lost = await asyncio.to_thread(
-            lost_import, ctx.workspace, plan.write_path, plan.before, plan.after
+            lost_import, ctx.workspace, plan.write_path, plan.before, plan.after, ctx.kept
         )
         key = warning_key(plan.write_path, plan.after)
-        if lost is None or key in ctx.warned:
+        if lost is None or (key in ctx.warned and not lost.final):
             return plan
         ctx.warned.add(key)
-        return ToolResult(ok=False, observation=f"{plan.path} is unchanged: {lost}.")
+        return ToolResult(ok=False, observation=f"{plan.path} is unchanged: {lost.why}.")
 
     def touches(self, args: Any, ctx: ToolContext) -> list[str]:
         return [args.path]

@@ -1251,6 +1251,31 @@ async def test_a_shell_command_that_edits_the_check_is_refused_like_an_edit(
     assert decided[-1][0] != "denied"  # running it is not writing it
 
 
+async def test_a_rename_the_named_check_imports_is_refused_every_time(
+    make_agent, workspace
+) -> None:
+    """Told "Fix shop.py so that python3 check.py passes", the 1.5B model renamed total, was
+    told check.py imports it, and made the same rename again, which a rename elsewhere may
+    do: check.py, which the work may not change, then failed on its import. A name the
+    named check imports is never taken away; another file's is held once, as before."""
+    _shop_failing_its_check(workspace)
+    (workspace / "app.py").write_text("from shop import total\n")
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    rename = 'CALL(edit_file) WITH {"path": "shop.py", "old": "total", "new": "total_sum"}'
+    agent = _calls_agent(make_agent, [run], rename, rename, SHOP_FIX, run, "Fixed.")
+    await agent.orchestrator.submit("Fix shop.py so that python3 check.py passes.")
+    assert (workspace / "shop.py").read_text() == "def total(items):\n    return sum(items)\n"
+    finished = [e for e in agent.of("ToolCallFinished") if e.call_id != "call-1"]
+    said = "check.py is the check the request names, which stays as it is"
+    assert [said in e.observation for e in finished[:2]] == [True, True]
+    assert finished[-1].ok  # the check passes with the name kept
+    # Asked for the rename itself, with no check named, the second call goes through.
+    _shop_failing_its_check(workspace)
+    other = _calls_agent(make_agent, [rename], rename, "Renamed.")
+    await other.orchestrator.submit("Rename total in shop.py to total_sum.")
+    assert "def total_sum(items)" in (workspace / "shop.py").read_text()
+
+
 async def test_a_file_of_pytest_tests_said_to_be_failing_is_said_how_to_run(
     make_agent, workspace
 ) -> None:
