@@ -127,6 +127,9 @@ class TaskState:
     """The request asks whether a function is right, and these checks call it."""
     fault_checked: bool = False
     """The answer was once sent back for passing over the failure of such a check."""
+    test_names_checked: bool = False
+    """The answer was once sent back for naming a test by less than its name
+    (``test_names``)."""
     only_to_run: bool = False
     """The request orders a run and no other change (``intent.orders_only_a_run``)."""
     told_to_act: bool = False
