@@ -67,6 +67,12 @@ UNDONE_CHANGE_MESSAGE = (
     "only talks about it. Make the change now with a tool call, then say what "
     "you did."
 )
+UNDONE_FIX_MESSAGE = (
+    "The check still fails, and no file has been changed yet: your reply only talks about the "
+    "fix. Make it now with edit_file: as `old`, the line that computes the wrong value, "
+    "exactly as the file has it; as `new`, that line corrected. Keep every function's name "
+    "and parameters as they are: the check calls them so."
+)
 UNDONE_RUN_MESSAGE = (
     "The request asks you to run something, and nothing has been run yet. Run it now with a "
     "tool call, then say what it printed."

@@ -27,6 +27,7 @@ from pheron_tui.core.task_notes import (
     RUN_ONLY_MESSAGE,
     UNCHANGED_BY_COMMAND_MESSAGE,
     UNDONE_CHANGE_MESSAGE,
+    UNDONE_FIX_MESSAGE,
     UNDONE_RUN_MESSAGE,
     unchecked_change_message,
 )
@@ -283,6 +284,11 @@ class TaskState:
         ):
             if any(step.changed_nothing for step in self.steps):
                 return UNCHANGED_BY_COMMAND_MESSAGE
+            if self._check_fails_unchanged():
+                # Told only "make the change now", the 1.5B model renamed the function the
+                # check calls (km_to_miles_corrected, total_sum, oldest_book) in four fix
+                # tasks of four, or gave it a parameter nothing reads.
+                return UNDONE_FIX_MESSAGE
             return UNDONE_CHANGE_MESSAGE
         if self.orders_run and not self._ran_anything():
             return _with_hint(UNDONE_RUN_MESSAGE, self.run_hint)
@@ -341,7 +347,7 @@ class TaskState:
         self.told_to_act = self.must_call = True
         # After a command that left its files as they were, the 1.5B model, offered the
         # shell again, ran the same no-op sed: the tools that write make the change.
-        change = undone in (UNDONE_CHANGE_MESSAGE, UNCHANGED_BY_COMMAND_MESSAGE)
+        change = undone in (UNDONE_CHANGE_MESSAGE, UNDONE_FIX_MESSAGE, UNCHANGED_BY_COMMAND_MESSAGE)
         self.act_with = ("write",) if change else ("execute",)
 
     def echoed_note(self, answer: str) -> str | None:

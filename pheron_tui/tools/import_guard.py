@@ -45,7 +45,7 @@ def top_level_names(text: str) -> set[str] | None:
 
 class LostName(NamedTuple):
     why: str
-    """In a sentence: the name, the file that uses it, what to do."""
+    """In sentences: the name, the file that uses it, what to do."""
     final: bool
     """The user is a file the turn keeps as it is (``ToolContext.kept``): its use can never be
     changed after, so the change is refused every time, not held once."""
@@ -74,7 +74,7 @@ def lost_import(
                 f"after this change {target} would no longer define {name}, which {path} "
                 f"uses (line {line}), and {path} is the check the request names, which stays "
                 f"as it is: the check could never pass. Keep the name {name} and change what "
-                "it does",
+                f"it does.{_lines_of(before, name)}",
                 final=True,
             )
         first = first or (path, name, line)
@@ -86,8 +86,35 @@ def lost_import(
     return LostName(
         f"after this change {target} would no longer define {name}, which {path} uses "
         f"(line {line}), so it would fail. Change what {name} does and keep its name; if the "
-        "name must change, make the same call again and then change where it is used",
+        "name must change, make the same call again and then change where it is used.",
         final=False,
+    )
+
+
+SHOWN_LINES = 15
+"""Lines of a definition shown, at most, when a change may not take its name away."""
+
+
+def _lines_of(text: str, name: str) -> str:
+    """ ": the lines of its body, as the file has them: …" for the top-level function or class
+    ``name`` of ``text``, or "" (not found, or longer than ``SHOWN_LINES``). Told only to keep
+    the name, the 1.5B model made the same rename again."""
+    tree = parsed(text)
+    node = next(
+        (
+            n
+            for n in (tree.body if tree is not None else [])
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.name == name
+        ),
+        None,
+    )
+    if node is None or not node.end_lineno or node.end_lineno - node.lineno >= SHOWN_LINES:
+        return ""
+    lines = text.splitlines()[node.lineno - 1 : node.end_lineno]
+    return (
+        " Change a line of its body, exactly as the file has it (an edit's `old`), into what "
+        "it should be. Its lines:\n" + "\n".join(lines)
     )
 
 

@@ -117,7 +117,7 @@ class _TextFileTool(PathTool):
         if lost is None or (key in ctx.warned and not lost.final):
             return plan
         ctx.warned.add(key)
-        return ToolResult(ok=False, observation=f"{plan.path} is unchanged: {lost.why}.")
+        return ToolResult(ok=False, observation=f"{plan.path} is unchanged: {lost.why}")
 
     def touches(self, args: Any, ctx: ToolContext) -> list[str]:
         return [args.path]
