@@ -1265,6 +1265,32 @@ async def test_a_failing_test_named_by_less_than_its_name_is_sent_back_once(
     assert "names it `test_total`" in str(plans[-1].messages[-1].content)
 
 
+async def test_a_fix_answered_undone_is_told_to_change_a_line_and_keep_names(
+    make_agent, workspace
+) -> None:
+    """Told only "make the change now" after describing the bug, the 1.5B model renamed the
+    function the check calls, in four fix tasks of four: the note says which line to change
+    and to keep the names the check calls."""
+    _shop_failing_its_check(workspace)
+    run = 'CALL(shell_exec) WITH {"command": "python3 check.py"}'
+    read = 'CALL(read_file) WITH {"path": "shop.py"}'
+    agent = _calls_agent(
+        make_agent,
+        [run],
+        "<final>total returns 0, not 1.</final>",
+        read,
+        "<final>total should add up the items.</final>",
+        SHOP_FIX,
+        run,
+        "Fixed.",
+    )
+    result = await agent.orchestrator.submit("Fix shop.py so that python3 check.py passes.")
+    assert result.answer == "Fixed."
+    notes = [str(r.messages[-1].content) for r in agent.provider.requests if r.purpose == "plan"]
+    told = next(n for n in notes if "no file has been changed yet" in n)
+    assert "the line that computes the wrong value" in told and "Keep every function's name" in told
+
+
 async def test_a_rename_the_named_check_imports_is_refused_every_time(
     make_agent, workspace
 ) -> None:
@@ -1282,6 +1308,8 @@ async def test_a_rename_the_named_check_imports_is_refused_every_time(
     finished = [e for e in agent.of("ToolCallFinished") if e.call_id != "call-1"]
     said = "check.py is the check the request names, which stays as it is"
     assert [said in e.observation for e in finished[:2]] == [True, True]
+    # With the function's lines, for the edit to make instead.
+    assert finished[0].observation.endswith("Its lines:\ndef total(items):\n    return 0")
     assert finished[-1].ok  # the check passes with the name kept
     # Asked for the rename itself, with no check named, the second call goes through.
     _shop_failing_its_check(workspace)
