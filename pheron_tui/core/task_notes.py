@@ -133,8 +133,8 @@ PASSED_OVER_FAILURE_MESSAGE = (
 )
 
 SHORTENED_TEST_MESSAGE = (
-    "Your answer calls a test `{said}`, and the output above names it `{name}`. Give each "
-    "test's name as the output spells it."
+    "Your answer calls a test `{said}`, and the output above names it `{name}`. Answer again "
+    "in a whole sentence that gives the test's full name, `{name}`, and what failed in it."
 )
 
 CONTRADICTED_SETTING_MESSAGE = (
