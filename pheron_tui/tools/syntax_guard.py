@@ -102,6 +102,59 @@ def header_only(path: str, before: str, old: str) -> str:
     return ""
 
 
+def one_line_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, str, str] | None:
+    """(the whole function as ``before`` has it, that function rewritten, what was done) when
+    ``old`` is only the ``def`` line of a function of the Python file ``path`` and ``new`` is
+    that function on one line (``def f(x): return x + 1``); else None. The model means the
+    function to become that one: asked to fix oldest() and km_to_miles(), the 1.5B model gave
+    the def line as `old` and the def line with the fixed return after its colon as `new`,
+    which left the old body below it, unreadable, again after being told so. The new body
+    goes on a line of its own; the old docstring stays unless the new one has its own."""
+    wanted, written = old.strip(), new.strip()
+    python = PurePosixPath(path).suffix.lower() in PYTHON_SUFFIXES
+    if not python or not wanted or "\n" in wanted or "\n" in written:
+        return None
+    one, tree = parsed(written), parsed(before)
+    if one is None or tree is None or len(one.body) != 1:
+        return None
+    function = one.body[0]
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if function.decorator_list or function.body[0].lineno != function.lineno:
+        return None
+    lines = before.splitlines()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if node.name != function.name or lines[first - 1].strip() != wanted or last == first:
+            continue
+        line = lines[first - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        inner = lines[node.body[0].lineno - 1]
+        body_indent = inner[: len(inner) - len(inner.lstrip())]
+        if len(body_indent) <= len(indent):
+            return None  # the old body shares its def line: not this mistake
+        encoded = written.encode()
+        start = function.body[0].col_offset  # in UTF-8 bytes
+        header = encoded[:start].decode(errors="replace").rstrip()
+        body = encoded[start:].decode(errors="replace").strip()
+        docstring = node.body[0] if ast.get_docstring(node) is not None else None
+        kept = (
+            lines[docstring.lineno - 1 : docstring.end_lineno or docstring.lineno]
+            if docstring is not None and ast.get_docstring(function) is None
+            else []
+        )
+        whole = "\n".join(lines[first - 1 : last])
+        rewritten = "\n".join([indent + header, *kept, body_indent + body])
+        done = (
+            f"`new` gave {node.name} its body on its def line, so the whole function (lines "
+            f"{first}-{last}) was replaced by it" + (", its docstring kept." if kept else ".")
+        )
+        return whole, rewritten, done
+    return None
+
+
 def _newly_undefined(before: ast.Module, after: ast.Module) -> str | None:
     """A name a function reads after the change that nothing defines (not a parameter, a
     local, an enclosing function's name, a module name or a builtin) and that it did not read

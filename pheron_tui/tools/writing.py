@@ -39,6 +39,7 @@ from pheron_tui.tools.syntax_guard import (
     UNREADABLE_AFTER,
     broken_syntax,
     header_only,
+    one_line_rewrite,
     without_stray_closer,
 )
 from pheron_tui.tools.write_guard import (
@@ -429,6 +430,8 @@ class EditFile(_TextFileTool):
         file then reads, said in its note. The approval card shows that plan."""
         plan = await super()._checked_plan(args, ctx)
         unreadable = isinstance(plan, ToolResult) and UNREADABLE_AFTER in plan.observation
+        if unreadable and (rewrite := await self._one_line_rewrite(args, ctx)) is not None:
+            return rewrite
         trimmed = without_stray_closer(args.new) if unreadable else None
         if trimmed is None:
             return plan
@@ -441,6 +444,21 @@ class EditFile(_TextFileTool):
             f"with it {again.path} would not have been valid."
         )
         return dataclasses.replace(again, note=note)
+
+    async def _one_line_rewrite(self, args: Args, ctx: ToolContext) -> FileChange | None:
+        """The plan that replaces the whole function when `old` is its def line and `new` the
+        function on one line (``syntax_guard.one_line_rewrite``), if the file then reads."""
+        loaded = await self._plan(args, ctx)
+        if not isinstance(loaded, FileChange) or loaded.before is None:
+            return None
+        meant = one_line_rewrite(loaded.path, loaded.before, args.old, args.new)
+        if meant is None:
+            return None
+        whole, rewritten, done = meant
+        again = await super()._checked_plan(
+            args.model_copy(update={"old": whole, "new": rewritten}), ctx
+        )
+        return dataclasses.replace(again, note=done) if isinstance(again, FileChange) else None
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolResult:
         args, unviewed = self.as_meant(args)

@@ -892,14 +892,17 @@ async def test_an_edit_of_only_a_functions_first_line_shows_the_whole_function(
     """Wanting to replace average(), the 1.5B model gave its def line as `old` and a one-line
     function as `new`; the old body stayed below it, unreadable, and it made the same edit
     again. The refusal says so and gives the function's lines, as the file has them, to
-    put in `old`; following it, the edit goes through."""
+    put in `old`; following it, the edit goes through. (A one-line function of the same name
+    is now made as meant: ``test_a_function_rewritten_on_its_def_line_replaces_the_function``;
+    one of another name is refused so.)"""
     code = workspace / "calc.py"
     body = '    """The mean."""\n    return sum(numbers) / (len(numbers) - 1)\n'
     code.write_text(f"def add(a, b):\n    return a + b\n\n\ndef average(numbers):\n{body}")
     await call(workspace, "read_file", path="calc.py")
     one_line = "def average(numbers): return sum(numbers) / len(numbers)"
+    renamed = one_line.replace("def average", "def mean")
     held = await call(
-        workspace, "edit_file", path="calc.py", old="def average(numbers):", new=one_line
+        workspace, "edit_file", path="calc.py", old="def average(numbers):", new=renamed
     )
     assert not held.ok
     assert "`old` is only the first line of the function average (line 5)" in held.observation
@@ -1157,6 +1160,55 @@ async def test_text_copied_from_read_files_view_is_written_as_the_files_own_line
     listed = "1  first\n2  second\n"
     await call(workspace, "write_file", path="steps.txt", content=listed)
     assert (workspace / "steps.txt").read_text() == listed
+
+
+async def test_a_function_rewritten_on_its_def_line_replaces_the_function(
+    workspace: Path,
+) -> None:
+    """Asked to fix oldest() and km_to_miles(), the 1.5B model gave the def line as `old` and
+    the def line with the fixed return after its colon as `new`, again after being told it
+    left the old body below: the whole function becomes the one it wrote, its docstring
+    kept, the body on a line of its own."""
+    catalog = workspace / "catalog.py"
+    catalog.write_text(
+        "def oldest(books):\n"
+        '    """The book published first."""\n'
+        '    return max(books, key=lambda b: b["year"])\n\n\nX = 1\n'
+    )
+    fixed = await call(
+        workspace,
+        "edit_file",
+        path="catalog.py",
+        old="def oldest(books):",
+        new="def oldest(books):    return min(books, key=lambda b: b['year'])",
+    )
+    assert fixed.ok, fixed.observation
+    assert catalog.read_text() == (
+        "def oldest(books):\n"
+        '    """The book published first."""\n'
+        "    return min(books, key=lambda b: b['year'])\n\n\nX = 1\n"
+    )
+    assert "the whole function (lines 1-3) was replaced by it, its docstring kept" in (
+        fixed.observation
+    )
+    units = workspace / "units.py"
+    units.write_text("class U:\n    def km(self, km):\n        return km * 1.6\n")
+    method = await call(
+        workspace,
+        "edit_file",
+        path="units.py",
+        old="def km(self, km):",
+        new="def km(self, km): return km / 1.6",
+    )
+    assert method.ok and units.read_text() == (
+        "class U:\n    def km(self, km):\n        return km / 1.6\n"
+    )
+    # Another function's name, or a body that is not on the def line: not this mistake.
+    units.write_text("def km(x):\n    return x * 1.6\n")
+    other = await call(
+        workspace, "edit_file", path="units.py", old="def km(x):", new="def mi(x): return x"
+    )
+    assert not other.ok and units.read_text() == "def km(x):\n    return x * 1.6\n"
 
 
 async def test_an_edit_that_takes_away_a_name_another_file_imports_is_held_once(
