@@ -74,8 +74,7 @@ class RightQuestion:
             f"{' and '.join(self.scripts)} {'call' if len(self.scripts) > 1 else 'calls'} "
             f"{self.name}: run {runs} with shell_exec to see "
             f"whether {self.name} does what it should. If it fails, its output shows what "
-            f"{self.name} gets wrong: say that, and quote the line of {self.name} that "
-            "causes it."
+            f"{self.name} gets wrong: say that, and which line of {self.name} causes it."
         )
 
 

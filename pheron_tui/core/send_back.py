@@ -24,13 +24,11 @@ from pheron_tui.core.task_notes import (
     PARROT_MESSAGE,
     PASSED_OVER_FAILURE_MESSAGE,
     RETRY_MESSAGE,
-    SHORTENED_TEST_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
     failed_check_message,
     unread_file_message,
 )
 from pheron_tui.core.task_state import TaskState, parrots, words
-from pheron_tui.core.test_names import shortened_test
 from pheron_tui.core.tools import LIKELY_MEANT
 
 
@@ -111,12 +109,6 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         state.fault_checked = True
         note = PASSED_OVER_FAILURE_MESSAGE.format(command=command, name=state.right_question.name)
         return SendBack(note, call=False)
-    if not state.test_names_checked and (short := _shortened_test(state, text)):
-        # "Test average failed", the output naming test_average. Once: the model may mean
-        # something else by the word.
-        state.test_names_checked = True
-        note = SHORTENED_TEST_MESSAGE.format(said=short[0], name=short[1])
-        return SendBack(note, call=False)
     if not state.setting_checked and (found := contradicted_setting(state, text)):
         # "Yes, debug is turned on", from the 1.5B model shown `"debug": false`. Once: the
         # model may read the setting otherwise and say why.
@@ -143,11 +135,6 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
         state.retried_after.add(failure)
         return SendBack(FAILED_CHANGE_MESSAGE)
     return None
-
-
-def _shortened_test(state: TaskState, answer: str) -> tuple[str, str] | None:
-    outputs = (step.output for step in state.steps if step.risk == "execute")
-    return shortened_test(state.request, answer, outputs)
 
 
 def contradicted_setting(state: TaskState, answer: str) -> Contradiction | None:

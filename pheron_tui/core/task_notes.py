@@ -129,12 +129,7 @@ IGNORED_RESULT_MESSAGE = (
 PASSED_OVER_FAILURE_MESSAGE = (
     "`{command}` failed: its output above shows that {name} does not do what that check "
     "expects. Unless you can show the check itself is wrong, {name} has a bug: say what it "
-    "gets wrong and quote the line of it that causes it."
-)
-
-SHORTENED_TEST_MESSAGE = (
-    "Your answer calls a test `{said}`, and the output above names it `{name}`. Answer again "
-    "in a whole sentence that gives the test's full name, `{name}`, and what failed in it."
+    "gets wrong and which of its lines causes it."
 )
 
 CONTRADICTED_SETTING_MESSAGE = (

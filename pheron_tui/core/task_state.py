@@ -128,9 +128,6 @@ class TaskState:
     """The request asks whether a function is right, and these checks call it."""
     fault_checked: bool = False
     """The answer was once sent back for passing over the failure of such a check."""
-    test_names_checked: bool = False
-    """The answer was once sent back for naming a test by less than its name
-    (``test_names``)."""
     only_to_run: bool = False
     """The request orders a run and no other change (``intent.orders_only_a_run``)."""
     told_to_act: bool = False
@@ -286,8 +283,8 @@ class TaskState:
                 return UNCHANGED_BY_COMMAND_MESSAGE
             if self._check_fails_unchanged():
                 # Told only "make the change now", the 1.5B model renamed the function the
-                # check calls (km_to_miles_corrected, total_sum, oldest_book) in four fix
-                # tasks of four, or gave it a parameter nothing reads.
+                # check calls (km_to_miles_corrected, total_sum, oldest_book), or gave it a
+                # parameter nothing reads: in each of the four fix tasks of the task sets.
                 return UNDONE_FIX_MESSAGE
             return UNDONE_CHANGE_MESSAGE
         if self.orders_run and not self._ran_anything():
