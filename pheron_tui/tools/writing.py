@@ -445,7 +445,9 @@ class EditFile(_TextFileTool):
         )
         return dataclasses.replace(again, note=note)
 
-    async def _one_line_rewrite(self, args: Args, ctx: ToolContext) -> FileChange | None:
+    async def _one_line_rewrite(
+        self, args: Args, ctx: ToolContext
+    ) -> FileChange | ToolResult | None:
         """The plan that replaces the whole function when `old` is its def line and `new` the
         function on one line (``syntax_guard.one_line_rewrite``), if the file then reads."""
         loaded = await self._plan(args, ctx)
@@ -455,6 +457,14 @@ class EditFile(_TextFileTool):
         if meant is None:
             return None
         whole, rewritten, done = meant
+        if whole == rewritten:
+            # Told to fix km_to_miles, the 1.5B model wrote it on one line as it was.
+            return ToolResult(
+                ok=False,
+                observation=f"{loaded.path} is unchanged: `new` is the function as the file "
+                "already has it, written on one line. Write in `new` what its body should "
+                "become.",
+            )
         again = await super()._checked_plan(
             args.model_copy(update={"old": whole, "new": rewritten}), ctx
         )

@@ -1203,6 +1203,12 @@ async def test_a_function_rewritten_on_its_def_line_replaces_the_function(
     assert method.ok and units.read_text() == (
         "class U:\n    def km(self, km):\n        return km / 1.6\n"
     )
+    # The function as it is, on one line: nothing would change, and that is said.
+    units.write_text("def km(x):\n    return x * 1.6\n")
+    same = await call(
+        workspace, "edit_file", path="units.py", old="def km(x):", new="def km(x): return x * 1.6"
+    )
+    assert not same.ok and "`new` is the function as the file already has it" in same.observation
     # Another function's name, or a body that is not on the def line: not this mistake.
     units.write_text("def km(x):\n    return x * 1.6\n")
     other = await call(
