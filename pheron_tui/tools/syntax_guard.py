@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+import textwrap
 import warnings
 from collections import Counter
 from pathlib import PurePosixPath
@@ -105,14 +106,16 @@ def header_only(path: str, before: str, old: str) -> str:
 def one_line_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, str, str] | None:
     """(the whole function as ``before`` has it, that function rewritten, what was done) when
     ``old`` is only the ``def`` line of a function of the Python file ``path`` and ``new`` is
-    that function on one line (``def f(x): return x + 1``); else None. The model means the
-    function to become that one: asked to fix oldest() and km_to_miles(), the 1.5B model gave
-    the def line as `old` and the def line with the fixed return after its colon as `new`,
-    which left the old body below it, unreadable, again after being told so. The new body
-    goes on a line of its own; the old docstring stays unless the new one has its own."""
-    wanted, written = old.strip(), new.strip()
+    a whole function of that name, on one line (``def f(x): return x + 1``) or on several;
+    else None. The model means the function to become that one: asked to fix oldest() and
+    km_to_miles(), the 1.5B model gave the def line as `old` and the def line with the fixed
+    return after its colon as `new`, which left the old body below it, unreadable, again
+    after being told so; asked to fix total(), it gave the whole new function as `new`. A
+    body on the def line goes on a line of its own; the function takes the old one's
+    indentation; the old docstring stays unless the new one has its own."""
+    wanted, written = old.strip(), textwrap.dedent(new.strip("\n")).rstrip()
     python = PurePosixPath(path).suffix.lower() in PYTHON_SUFFIXES
-    if not python or not wanted or "\n" in wanted or "\n" in written:
+    if not python or not wanted or "\n" in wanted:
         return None
     one, tree = parsed(written), parsed(before)
     if one is None or tree is None or len(one.body) != 1:
@@ -120,7 +123,7 @@ def one_line_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, s
     function = one.body[0]
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    if function.decorator_list or function.body[0].lineno != function.lineno:
+    if function.decorator_list:
         return None
     lines = before.splitlines()
     for node in ast.walk(tree):
@@ -129,30 +132,42 @@ def one_line_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, s
         first, last = node.lineno, node.end_lineno or node.lineno
         if node.name != function.name or lines[first - 1].strip() != wanted or last == first:
             continue
-        line = lines[first - 1]
-        indent = line[: len(line) - len(line.lstrip())]
-        inner = lines[node.body[0].lineno - 1]
-        body_indent = inner[: len(inner) - len(inner.lstrip())]
-        if len(body_indent) <= len(indent):
+        indent = _indent(lines[first - 1])
+        old_body_indent = _indent(lines[node.body[0].lineno - 1])
+        if len(old_body_indent) <= len(indent):
             return None  # the old body shares its def line: not this mistake
-        encoded = written.encode()
-        start = function.body[0].col_offset  # in UTF-8 bytes
-        header = encoded[:start].decode(errors="replace").rstrip()
-        body = encoded[start:].decode(errors="replace").strip()
-        docstring = node.body[0] if ast.get_docstring(node) is not None else None
-        kept = (
-            lines[docstring.lineno - 1 : docstring.end_lineno or docstring.lineno]
-            if docstring is not None and ast.get_docstring(function) is None
-            else []
-        )
+        new_lines = written.splitlines()
+        body_at = function.body[0].lineno
+        if body_at == function.lineno:  # the body after the def line's colon
+            encoded = new_lines[body_at - 1].encode()
+            start = function.body[0].col_offset  # in UTF-8 bytes
+            header = [encoded[:start].decode(errors="replace").rstrip()]
+            body_indent = old_body_indent[len(indent) :]
+            body = [body_indent + encoded[start:].decode(errors="replace").strip()]
+            body += new_lines[body_at:]
+            how = "its body on its def line"
+        else:
+            header, body = new_lines[: body_at - 1], new_lines[body_at - 1 :]
+            body_indent = _indent(body[0])
+            how = "a whole new function after its def line as `old`"
+        kept: list[str] = []
+        docstring = node.body[0]
+        if ast.get_docstring(node) is not None and ast.get_docstring(function) is None:
+            for line in lines[docstring.lineno - 1 : docstring.end_lineno or docstring.lineno]:
+                inner = line.removeprefix(old_body_indent)
+                kept.append(body_indent + inner if inner != line else line)
         whole = "\n".join(lines[first - 1 : last])
-        rewritten = "\n".join([indent + header, *kept, body_indent + body])
+        rewritten = "\n".join(indent + line if line else line for line in [*header, *kept, *body])
         done = (
-            f"`new` gave {node.name} its body on its def line, so the whole function (lines "
-            f"{first}-{last}) was replaced by it" + (", its docstring kept." if kept else ".")
+            f"`new` gave {node.name} {how}, so the whole function (lines {first}-{last}) was "
+            "replaced by it" + (", its docstring kept." if kept else ".")
         )
         return whole, rewritten, done
     return None
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
 
 
 def _newly_undefined(before: ast.Module, after: ast.Module) -> str | None:

@@ -52,6 +52,9 @@ from pheron_tui.tools.write_guard import (
     rewritten,
 )
 
+FIT_AROUND = "Correct the call: the lines you write must fit the ones around them."
+"""How a change refused for what it would leave of a JSON or Python file ends its result."""
+
 
 class _TextFileTool(PathTool):
     """A tool that changes one text file (``path``): its change is planned first, so the card
@@ -98,7 +101,7 @@ class _TextFileTool(PathTool):
         return ToolResult(
             ok=False,
             observation=f"{plan.path} is unchanged: {why}{self._broken_by(args, plan)}\n"
-            "Correct the call: the lines you write must fit the ones around them.",
+            + FIT_AROUND,
         )
 
     def _broken_by(self, args: Any, plan: FileChange) -> str:
@@ -430,7 +433,8 @@ class EditFile(_TextFileTool):
         file then reads, said in its note. The approval card shows that plan."""
         plan = await super()._checked_plan(args, ctx)
         unreadable = isinstance(plan, ToolResult) and UNREADABLE_AFTER in plan.observation
-        if unreadable and (rewrite := await self._one_line_rewrite(args, ctx)) is not None:
+        broken = isinstance(plan, ToolResult) and FIT_AROUND in plan.observation
+        if broken and (rewrite := await self._one_line_rewrite(args, ctx)) is not None:
             return rewrite
         trimmed = without_stray_closer(args.new) if unreadable else None
         if trimmed is None:
@@ -448,8 +452,9 @@ class EditFile(_TextFileTool):
     async def _one_line_rewrite(
         self, args: Args, ctx: ToolContext
     ) -> FileChange | ToolResult | None:
-        """The plan that replaces the whole function when `old` is its def line and `new` the
-        function on one line (``syntax_guard.one_line_rewrite``), if the file then reads."""
+        """The plan that replaces the whole function when `old` is its def line and `new` a
+        whole function of that name (``syntax_guard.one_line_rewrite``), if the file then
+        reads; a refusal when that function is the one the file has."""
         loaded = await self._plan(args, ctx)
         if not isinstance(loaded, FileChange) or loaded.before is None:
             return None
@@ -458,12 +463,12 @@ class EditFile(_TextFileTool):
             return None
         whole, rewritten, done = meant
         if whole == rewritten:
-            # Told to fix km_to_miles, the 1.5B model wrote it on one line as it was.
+            # Told to fix km_to_miles, the 1.5B model wrote it on one line as it was; asked
+            # for a docstring on add, it gave add as it was after the def line.
             return ToolResult(
                 ok=False,
                 observation=f"{loaded.path} is unchanged: `new` is the function as the file "
-                "already has it, written on one line. Write in `new` what its body should "
-                "become.",
+                "already has it. Write in `new` what it should become.",
             )
         again = await super()._checked_plan(
             args.model_copy(update={"old": whole, "new": rewritten}), ctx

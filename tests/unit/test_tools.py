@@ -998,9 +998,19 @@ async def test_an_edit_that_repeats_a_line_after_a_return_is_not_made(workspace:
         old="def add(a, b):",
         new="def add(a, b):\n    return a + b",
     )
+    # The def line and the function as it is: the function as the file has it, said so.
     assert not doubled.ok and calc.read_text() == source
-    assert "line 3 (`return a + b`) would never run" in doubled.observation
-    assert "after the return on line 2" in doubled.observation
+    assert "`new` is the function as the file already has it." in doubled.observation
+    again = await call(
+        workspace,
+        "edit_file",
+        path="calc.py",
+        old="return a + b",
+        new="return a + b\n    return a + b",
+    )
+    assert not again.ok and calc.read_text() == source
+    assert "line 3 (`return a + b`) would never run" in again.observation
+    assert "after the return on line 2" in again.observation
     documented = await call(
         workspace,
         "edit_file",
@@ -1203,12 +1213,32 @@ async def test_a_function_rewritten_on_its_def_line_replaces_the_function(
     assert method.ok and units.read_text() == (
         "class U:\n    def km(self, km):\n        return km / 1.6\n"
     )
+    # The whole new function, on several lines, after its def line as `old` (held-out 3).
+    shop = workspace / "shop.py"
+    shop.write_text(
+        'P = {"a": 1}\n\n\ndef total(items):\n    """The summed price."""\n    cost = 0\n'
+        "    for item in items:\n        cost = P[item]\n    return cost\n"
+    )
+    whole = await call(
+        workspace,
+        "edit_file",
+        path="shop.py",
+        old="def total(items):",
+        new="def total(items):\n    cost = 0\n    for item in items:\n"
+        "        cost += P[item]\n    return cost",
+    )
+    assert whole.ok, whole.observation
+    assert shop.read_text() == (
+        'P = {"a": 1}\n\n\ndef total(items):\n    """The summed price."""\n    cost = 0\n'
+        "    for item in items:\n        cost += P[item]\n    return cost\n"
+    )
+    assert "a whole new function after its def line" in whole.observation
     # The function as it is, on one line: nothing would change, and that is said.
     units.write_text("def km(x):\n    return x * 1.6\n")
     same = await call(
         workspace, "edit_file", path="units.py", old="def km(x):", new="def km(x): return x * 1.6"
     )
-    assert not same.ok and "`new` is the function as the file already has it" in same.observation
+    assert not same.ok and "`new` is the function as the file already has it." in same.observation
     # Another function's name, or a body that is not on the def line: not this mistake.
     units.write_text("def km(x):\n    return x * 1.6\n")
     other = await call(
