@@ -96,9 +96,9 @@ SHOWN_LINES = 15
 
 
 def _lines_of(text: str, name: str) -> str:
-    """ ": the lines of its body, as the file has them: …" for the top-level function or class
-    ``name`` of ``text``, or "" (not found, or longer than ``SHOWN_LINES``). Told only to keep
-    the name, the 1.5B model made the same rename again."""
+    """What to change and the lines of the top-level function or class ``name`` of ``text``,
+    as the file has them; "" when it is not found or longer than ``SHOWN_LINES``. Told only
+    to keep the name, the 1.5B model made the same rename again."""
     tree = parsed(text)
     node = next(
         (

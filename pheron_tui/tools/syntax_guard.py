@@ -103,7 +103,7 @@ def header_only(path: str, before: str, old: str) -> str:
     return ""
 
 
-def one_line_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, str, str] | None:
+def function_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, str, str] | None:
     """(the whole function as ``before`` has it, that function rewritten, what was done) when
     ``old`` is only the ``def`` line of a function of the Python file ``path`` and ``new`` is
     a whole function of that name, on one line (``def f(x): return x + 1``) or on several;

@@ -38,8 +38,8 @@ from pheron_tui.tools.reading import as_read, without_read_view
 from pheron_tui.tools.syntax_guard import (
     UNREADABLE_AFTER,
     broken_syntax,
+    function_rewrite,
     header_only,
-    one_line_rewrite,
     without_stray_closer,
 )
 from pheron_tui.tools.write_guard import (
@@ -434,7 +434,7 @@ class EditFile(_TextFileTool):
         plan = await super()._checked_plan(args, ctx)
         unreadable = isinstance(plan, ToolResult) and UNREADABLE_AFTER in plan.observation
         broken = isinstance(plan, ToolResult) and FIT_AROUND in plan.observation
-        if broken and (rewrite := await self._one_line_rewrite(args, ctx)) is not None:
+        if broken and (rewrite := await self._function_rewrite(args, ctx)) is not None:
             return rewrite
         trimmed = without_stray_closer(args.new) if unreadable else None
         if trimmed is None:
@@ -449,16 +449,16 @@ class EditFile(_TextFileTool):
         )
         return dataclasses.replace(again, note=note)
 
-    async def _one_line_rewrite(
+    async def _function_rewrite(
         self, args: Args, ctx: ToolContext
     ) -> FileChange | ToolResult | None:
         """The plan that replaces the whole function when `old` is its def line and `new` a
-        whole function of that name (``syntax_guard.one_line_rewrite``), if the file then
+        whole function of that name (``syntax_guard.function_rewrite``), if the file then
         reads; a refusal when that function is the one the file has."""
         loaded = await self._plan(args, ctx)
         if not isinstance(loaded, FileChange) or loaded.before is None:
             return None
-        meant = one_line_rewrite(loaded.path, loaded.before, args.old, args.new)
+        meant = function_rewrite(loaded.path, loaded.before, args.old, args.new)
         if meant is None:
             return None
         whole, rewritten, done = meant
