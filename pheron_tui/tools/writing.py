@@ -458,7 +458,10 @@ class EditFile(_TextFileTool):
         loaded = await self._plan(args, ctx)
         if not isinstance(loaded, FileChange) or loaded.before is None:
             return None
-        meant = function_rewrite(loaded.path, loaded.before, args.old, args.new)
+        # Parses the whole file: not on the event loop, as broken_syntax.
+        meant = await asyncio.to_thread(
+            function_rewrite, loaded.path, loaded.before, args.old, args.new
+        )
         if meant is None:
             return None
         whole, rewritten, done = meant
