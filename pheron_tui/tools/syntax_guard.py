@@ -138,10 +138,11 @@ def function_rewrite(path: str, before: str, old: str, new: str) -> tuple[str, s
             return None  # the old body shares its def line: not this mistake
         new_lines = written.splitlines()
         body_at = function.body[0].lineno
-        if body_at == function.lineno:  # the body after the def line's colon
-            encoded = new_lines[body_at - 1].encode()
-            start = function.body[0].col_offset  # in UTF-8 bytes
-            header = [encoded[:start].decode(errors="replace").rstrip()]
+        encoded = new_lines[body_at - 1].encode()
+        start = function.body[0].col_offset  # in UTF-8 bytes
+        ahead = encoded[:start].decode(errors="replace").rstrip()
+        if ahead.strip():  # the body after the colon that ends the def line (or signature)
+            header = [*new_lines[: body_at - 1], ahead]
             body_indent = old_body_indent[len(indent) :]
             body = [body_indent + encoded[start:].decode(errors="replace").strip()]
             body += new_lines[body_at:]

@@ -1233,6 +1233,17 @@ async def test_a_function_rewritten_on_its_def_line_replaces_the_function(
         "    for item in items:\n        cost += P[item]\n    return cost\n"
     )
     assert "a whole new function after its def line" in whole.observation
+    # A signature on several lines, the body after its closing colon.
+    units.write_text("def km(x,\n       y):\n    return x * 1.6\n")
+    signature = await call(
+        workspace,
+        "edit_file",
+        path="units.py",
+        old="def km(x,",
+        new="def km(x,\n       y): return x / 1.6",
+    )
+    assert signature.ok, signature.observation
+    assert units.read_text() == "def km(x,\n       y):\n    return x / 1.6\n"
     # The function as it is, on one line: nothing would change, and that is said.
     units.write_text("def km(x):\n    return x * 1.6\n")
     same = await call(
