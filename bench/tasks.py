@@ -1,6 +1,6 @@
 """Everyday tasks end to end: does the agent do the job, and does its critic know?
 
-Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out|third|fourth]
+Run: python bench/tasks.py [--model NAME] [--provider llamacpp|mlx] [--set everyday|held-out|third|fourth|fifth]
      [--only N,M] [--timeout S] [--log DIR]
 
 Each task starts from a fresh copy of a small fixture project (a calculator with a bug and a
@@ -16,7 +16,8 @@ shell script, a nested package) with tasks written after the agent's aids were b
 everyday set was looked at while building them, this one shows whether they carry over.
 ``--set third`` (unit conversions, an INI file, docs, a folder to remove) was written once the
 held-out set had been looked at in turn, to measure that again; ``--set fourth`` (a book
-catalogue package) once the third had been.
+catalogue package) once the third had been; ``--set fifth`` (a recipe scaler with JSON
+recipes, YAML settings and a build folder) once the fourth had been.
 """
 
 from __future__ import annotations
@@ -527,11 +528,144 @@ FOURTH = [
     Task("Use library/catalog.py to find the books by Ursula K. Le Guin.", says("Earthsea", "Left Hand")),
 ]  # fmt: skip
 
+RECIPES_SCALE = (
+    "import json\nimport sys\nfrom pathlib import Path\n\n\n"
+    "def load(name):\n"
+    '    return json.loads((Path("recipes") / f"{name}.json").read_text())\n\n\n'
+    "def scale(ingredients, factor):\n"
+    '    """Every amount multiplied by factor."""\n'
+    "    return {name: amount * factor for name, amount in ingredients.items() if amount > 1}\n\n\n"
+    "def main():\n"
+    "    recipe = load(sys.argv[1])\n"
+    "    factor = float(sys.argv[2]) if len(sys.argv) > 2 else 1\n"
+    '    for name, amount in scale(recipe["ingredients"], factor).items():\n'
+    '        print(f"{name}: {amount:g}")\n\n\n'
+    'if __name__ == "__main__":\n    main()\n'
+)
+RECIPES = {
+    "README.md": "# Recipes\n\nA tiny tool that scales recipes.\n\nUsage: python3 scale.py pancakes 2\n",
+    "scale.py": RECIPES_SCALE,
+    "test_scale.py": (
+        "import unittest\n\nfrom scale import scale\n\n\n"
+        "class ScaleTest(unittest.TestCase):\n"
+        "    def test_doubles_every_amount(self):\n"
+        '        self.assertEqual(scale({"eggs": 2, "salt_tsp": 1}, 2), {"eggs": 4, "salt_tsp": 2})\n\n'
+        "    def test_one_keeps_amounts(self):\n"
+        '        self.assertEqual(scale({"flour_g": 200}, 1), {"flour_g": 200})\n\n\n'
+        'if __name__ == "__main__":\n    unittest.main()\n'
+    ),
+    "recipes/pancakes.json": json.dumps(
+        {
+            "name": "Pancakes",
+            "serves": 4,
+            "ingredients": {"flour_g": 200, "milk_ml": 300, "eggs": 2, "salt_tsp": 1},
+        },
+        indent=2,
+    )
+    + "\n",
+    "recipes/omelette.json": json.dumps(
+        {
+            "name": "Omelette",
+            "serves": 1,
+            "ingredients": {"eggs": 3, "butter_g": 10, "cheese_g": 30},
+        },
+        indent=2,
+    )
+    + "\n",
+    "recipes/soup.json": json.dumps(
+        {
+            "name": "Tomato soup",
+            "serves": 6,
+            "ingredients": {"tomatoes_g": 1000, "onion": 1, "stock_ml": 750},
+        },
+        indent=2,
+    )
+    + "\n",
+    "config.yaml": "units: metric\nlanguage: en\nmax_servings: 12\n",
+    "run.sh": '#!/bin/sh\npython3 scale.py "$@"\n',
+    "CHANGELOG.md": (
+        "# Changelog\n\n## 0.3.0\n- soup recipe\n- scale by any factor\n\n"
+        "## 0.2.0\n- omelette recipe\n\n## 0.1.0\n- first release\n"
+    ),
+    "build/scale.pyc.txt": "stale build output\n",
+    "build/report.txt": "built 2026-01-05\n",
+}
+
+
+def servings_raised(ws: Path, _answer: str) -> bool:
+    return (ws / "config.yaml").read_text() == RECIPES["config.yaml"].replace("12", "20")
+
+
+def licence_appended(ws: Path, _answer: str) -> bool:
+    text = (ws / "README.md").read_text()
+    return text.startswith(RECIPES["README.md"].rstrip("\n")) and text.rstrip().endswith(
+        "Licence: MIT"
+    )
+
+
+def build_removed(ws: Path, _answer: str) -> bool:
+    return not (ws / "build").exists() and (ws / "scale.py").read_text() == RECIPES_SCALE
+
+
+def toast_written(ws: Path, _answer: str) -> bool:
+    try:
+        toast = json.loads((ws / "recipes" / "toast.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return toast.get("name") == "Toast" and toast.get("serves") == 1
+
+
+def weight_added(ws: Path, answer: str) -> bool:
+    probe = (
+        "from scale import total_weight;"
+        " assert total_weight({'flour_g': 200, 'eggs': 2, 'butter_g': 10}) == 210"
+    )
+    return passes([sys.executable, "-c", probe])(ws, answer)
+
+
+def units_imperial(ws: Path, _answer: str) -> bool:
+    return (ws / "config.yaml").read_text() == RECIPES["config.yaml"].replace("metric", "imperial")
+
+
+def pancakes_copied(ws: Path, _answer: str) -> bool:
+    copy = ws / "recipes" / "pancakes_backup.json"
+    original = RECIPES["recipes/pancakes.json"]
+    return (
+        copy.is_file()
+        and copy.read_text() == original
+        and ((ws / "recipes" / "pancakes.json").read_text() == original)
+    )
+
+
+FIFTH = [
+    Task("What does scale.py do?", says_any("scale", "multipl")),
+    Task("test_scale.py fails. Fix scale.py so that the tests pass.", check_kept_passing(RECIPES, "test_scale.py")),
+    Task("How many eggs go into the pancakes?", says("2")),
+    Task("Which recipe serves the most people?", picks(["soup", "Tomato soup"], ["Pancakes", "Omelette"])),
+    Task("Set max_servings in config.yaml to 20.", servings_raised),
+    Task("Run python3 scale.py pancakes 2 and tell me how much flour it gives.", says("400")),
+    Task('Create recipes/toast.json for a recipe named "Toast" that serves 1, in the same format as the other recipes.', toast_written),
+    Task("What is the latest version in CHANGELOG.md?", says("0.3.0")),
+    Task("Add the line 'Licence: MIT' at the end of README.md.", licence_appended),
+    Task("Rename run.sh to scale.sh", moved(RECIPES, "run.sh", "scale.sh")),
+    Task("Remove the build folder.", build_removed),
+    Task("What is the square root of 144?", says("12"), chat=True),
+    Task("How do you say 'thank you' in French?", says("merci"), chat=True),
+    Task("Which recipes use eggs?", picks(["pancakes", "omelette"], ["soup", "Tomato soup"])),
+    Task("How many lines long is scale.py?", says(str(RECIPES_SCALE.count("\n")))),
+    Task("Add a function total_weight(ingredients) to scale.py that returns the sum of the amounts whose names end in _g.", weight_added),
+    Task("Run the tests and tell me which test fails.", says("test_doubles_every_amount")),
+    Task("Replace metric with imperial in config.yaml.", units_imperial),
+    Task("Make a copy of recipes/pancakes.json called recipes/pancakes_backup.json.", pancakes_copied),
+    Task("List the ingredients of the omelette.", says("eggs", "butter", "cheese")),
+]  # fmt: skip
+
 SETS = {
     "everyday": (FIXTURE, TASKS),
     "held-out": (SHOP, HELD_OUT),
     "third": (UNITS, THIRD),
     "fourth": (BOOKS, FOURTH),
+    "fifth": (RECIPES, FIFTH),
 }
 
 
