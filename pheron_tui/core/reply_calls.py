@@ -41,7 +41,7 @@ from pheron_tui.core.task_notes import (
     same_failure_message,
     unfit_call_message,
 )
-from pheron_tui.core.task_state import TaskState
+from pheron_tui.core.task_state import MALFORMED, TaskState
 from pheron_tui.core.tool_fit import does_not_fit
 from pheron_tui.core.tools import PreparedCall, ToolCallError, ToolContext, ToolRegistry
 
@@ -219,7 +219,7 @@ class CallRunner:
             run.results.append(
                 fmt.result_message(call_id, call.name or "invalid_call", fmt.call_error(item))
             )
-            state.note_outcome(("malformed", item), "failed")
+            state.note_outcome((MALFORMED, item), "failed")
             return
         key = (item.tool.name, json.dumps(item.arguments, sort_keys=True))
         if key == state.last_success or key in state.reads_done:

@@ -28,7 +28,7 @@ from pheron_tui.core.task_notes import (
     failed_check_message,
     unread_file_message,
 )
-from pheron_tui.core.task_state import TaskState, parrots, words
+from pheron_tui.core.task_state import MALFORMED, TaskState, parrots, words
 from pheron_tui.core.tools import LIKELY_MEANT
 
 
@@ -164,4 +164,11 @@ def _named_unread(state: TaskState, workspace: Path) -> str | None:
 
 
 def _last_failure(state: TaskState) -> str | None:
-    return state.last_result[1] if state.last_failed else None
+    """What the last call's failure said: its result, or why it could not be run at all (a
+    call cut off in its JSON has no result, and a CLARIFY after it went to the user: "The
+    JSON file is not properly formatted", from the 1.5B model whose write_file was cut)."""
+    if not state.last_failed:
+        return None
+    if state.last_failure and state.last_failure[0] == MALFORMED:
+        return state.last_failure[1]
+    return state.last_result[1]

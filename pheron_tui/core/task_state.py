@@ -34,6 +34,8 @@ from pheron_tui.core.task_notes import (
 
 REPEATED_FAILURE_LIMIT = 3
 DENIAL_LIMIT = 3
+MALFORMED = "malformed"
+"""The first half of the failure key of a call that could not be run (its second: why)."""
 
 
 def words(text: str) -> list[str]:
