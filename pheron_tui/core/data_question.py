@@ -40,7 +40,8 @@ def data_question_hint(text: str, workspace: Path) -> str:
     no such thing or names no such file."""
     if len(text) > MOST_CHARS or _AGGREGATE.search(text) is None:
         return ""
-    for name in named_entries(text, workspace):
+    # Named as a file: "How many books are in nowhere.json?" is not about books.json.
+    for name in named_entries(text, workspace, by_words=False):
         if name.endswith(_DATA_SUFFIXES) and re.fullmatch(r"[\w./-]+", name):
             described = _described(workspace, name)
             if described:

@@ -21,6 +21,7 @@ from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
 from pheron_tui.core.python_source import parsed
+from pheron_tui.core.word_entries import entries_named_by_words
 from pheron_tui.core.workspace_text import (
     FILE_LIMIT,
     WALK_LIMIT,
@@ -232,9 +233,21 @@ def names_a_workspace_entry(text: str, workspace: Path) -> bool:
     return bool(named_entries(text, workspace, first_only=True))
 
 
-def named_entries(text: str, workspace: Path, *, first_only: bool = False) -> list[str]:
+def named_entries(
+    text: str, workspace: Path, *, first_only: bool = False, by_words: bool = True
+) -> list[str]:
     """The workspace entries the message names, as paths from the workspace root: by their
-    path, or by their name anywhere below (``calc.py`` found in ``src/``)."""
+    path, by their name anywhere below (``calc.py`` found in ``src/``), then, if
+    ``by_words``, by a plain word (``the pancakes`` for ``recipes/pancakes.json``:
+    ``word_entries``)."""
+    found = _entries_named_as_files(text, workspace, first_only=first_only)
+    if (found and first_only) or not by_words:
+        return found
+    more = entries_named_by_words(text, workspace, first_only=first_only)
+    return found + [path for path in more if path not in found]
+
+
+def _entries_named_as_files(text: str, workspace: Path, *, first_only: bool) -> list[str]:
     words = file_like_words(text)
     if not words:
         return []

@@ -261,6 +261,17 @@ def check_run_note(command: str) -> str:
     return f"The check my request names is run with `{command}`: run it first to see what fails."
 
 
+def word_entries_note(paths: Sequence[str], special_tokens: Sequence[str] = ()) -> str:
+    """The files and folders a request names by plain words (``word_entries``), before the
+    first step. Asked "How many eggs go into the pancakes?", the 1.5B model had to find
+    recipes/pancakes.json first; a folder ends with a slash."""
+    shown = ", ".join(paths)
+    return (
+        "Files and folders here whose names are words of my request (found before you start): "
+        f"{defuse(shown, special_tokens)}"
+    )
+
+
 def code_places_note(
     places: Sequence[tuple[str, int, str]], special_tokens: Sequence[str] = (), more: bool = False
 ) -> str:

@@ -21,7 +21,12 @@ from pheron_tui.core.intent import (
     orders_only_a_run,
     python_use_hint,
 )
-from pheron_tui.core.prompts import check_run_note, code_places_note, defuse
+from pheron_tui.core.prompts import (
+    check_run_note,
+    code_places_note,
+    defuse,
+    word_entries_note,
+)
 from pheron_tui.core.request_check import (
     PYTEST_RUN,
     checked_script,
@@ -30,9 +35,12 @@ from pheron_tui.core.request_check import (
 )
 from pheron_tui.core.result_question import result_run_hint
 from pheron_tui.core.task_state import TaskState
+from pheron_tui.core.word_entries import entries_named_by_words
 
 CODE_PLACES_SHOWN = 6
 """Lines of the code a request names shown before the first step, at most."""
+WORD_ENTRIES_SHOWN = 6
+"""Files and folders a request names by plain words shown before the first step, at most."""
 
 
 @dataclass
@@ -85,6 +93,9 @@ async def start_task(
         if run_hint:
             state.run_hint, state.orders_run = run_hint, True
             start.notes.append(defuse(run_hint, special_tokens))
+    by_words = await asyncio.to_thread(_entries_named_only_by_words, text, workspace)
+    if by_words:
+        start.notes.append(word_entries_note(by_words[:WORD_ENTRIES_SHOWN], special_tokens))
     named = any(code_like_words(text))  # most requests name none: no walk, no thread
     places = (
         await asyncio.to_thread(code_places, text, workspace, most=CODE_PLACES_SHOWN + 1)
@@ -109,3 +120,15 @@ async def start_task(
             note = f"{note}\n\n{defuse(run, special_tokens)}"
         start.notes.append(note)
     return start
+
+
+def _entries_named_only_by_words(text: str, workspace: Path) -> list[str]:
+    """The entries the request names by a plain word and not by their file name too (a
+    folder with a slash after it)."""
+    lowered = text.lower()
+    shown = []
+    for path in entries_named_by_words(text, workspace):
+        if path.rsplit("/", 1)[-1].lower() in lowered:
+            continue
+        shown.append(path + "/" if (workspace / path).is_dir() else path)
+    return shown

@@ -124,6 +124,37 @@ def test_only_real_entries_with_file_like_names_count(workspace: Path) -> None:
     ]
 
 
+async def test_an_entry_named_by_a_plain_word_makes_a_task_and_is_shown(
+    make_agent, workspace: Path
+) -> None:
+    """ "How many eggs go into the pancakes?" beside recipes/pancakes.json was classified
+    chat by the 1.5B model and answered from what pancakes usually hold."""
+    (workspace / "recipes").mkdir()
+    (workspace / "recipes" / "pancakes.json").write_text('{"eggs": 2}\n')
+    (workspace / "build").mkdir()
+    (workspace / "build" / "pancakes.txt").write_text("")
+    (workspace / "build" / "main.txt").write_text("")
+    assert named_entries("How many eggs go into the pancakes?", workspace) == [
+        "build/pancakes.txt",
+        "recipes/pancakes.json",
+    ]
+    assert named_entries("Which recipe serves the most people?", workspace) == ["recipes"]
+    # Short words, names every project has, and the parts of a file name given, name nothing.
+    assert not named_entries("What is a unit test? Which build tool?", workspace)
+    assert named_entries("what does main.txt hold", workspace) == ["build/main.txt"]
+    assert named_entries("Is pancakes.md here?", workspace) == []
+    agent = make_agent(classify=["chat"], plan=["Two eggs.", "Two eggs."], critic=["PASS: ok"])
+    await agent.orchestrator.submit("How many eggs go into the pancakes?")
+    [intent] = agent.of("IntentClassified")
+    assert (intent.intent, intent.method) == ("task", "workspace")
+    [plan, *_] = [r for r in agent.provider.requests if r.purpose == "plan"]
+    first = "\n".join(str(m.content) for m in plan.messages)
+    assert (
+        "names are words of my request (found before you start): build/pancakes.txt, "
+        "recipes/pancakes.json" in first
+    )
+
+
 def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: Path) -> None:
     (workspace / "config.py").write_text("MAX_ITEMS = 50\n")
     (workspace / "stats.py").write_text("def average(xs):\n    return sum(xs) / len(xs)\n")
@@ -208,6 +239,29 @@ async def test_a_question_right_after_a_failed_call_is_sent_back_once(make_agent
     assert any("src/app.py does not exist" in m for m in last_messages)
     assert sum("Do not ask the user yet" in m for m in last_messages) == 1
     assert not agent.of("ClarifyRequested")
+
+
+async def test_a_statement_after_a_call_cut_off_in_its_json_is_sent_back(make_agent) -> None:
+    """The 1.5B model's write_file was cut off mid-string (it looped in the content); it then
+    "asked" "The JSON file is not properly formatted." and the turn ended there, the file
+    never written."""
+    cut = '<tool_call>{"name": "write_file", "arguments": {"path": "toast.json", "content": "{'
+    write = '<tool_call>{"name": "write_file", "arguments": %s}</tool_call>'
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            cut,
+            'CLARIFY("The JSON file is not properly formatted.")',
+            write % json.dumps({"path": "toast.json", "content": '{"name": "Toast"}'}),
+            "Created toast.json.",
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Create toast.json for a recipe named Toast.")
+    assert result.answer == "Created toast.json."
+    assert not agent.of("ClarifyRequested")
+    last_messages = [str(r.messages[-1].content) for r in agent.provider.requests]
+    assert sum("Do not ask the user yet" in m for m in last_messages) == 1
 
 
 async def test_a_second_question_after_failures_reaches_the_user(make_agent) -> None:

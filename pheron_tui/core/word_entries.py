@@ -1,0 +1,89 @@
+"""Files and folders of the workspace that a message names by a plain word.
+
+"How many eggs go into the pancakes?" in a folder holding ``recipes/pancakes.json`` is about
+that file, though it gives no file name: the 1.5B model's classifier took it for a general
+question and answered from what pancakes usually hold. A word of the message that is an
+entry's name without its suffix (``pancakes`` for ``pancakes.json``; ``recipe`` for the
+folder ``recipes``) names that entry. Names every project has (``config``, ``tests``,
+``README``) and short words do not: "what is a unit test" must stay a question.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pheron_tui.core.limits import SKIPPED_FOLDERS
+from pheron_tui.core.workspace_text import WALK_LIMIT
+
+SHORTEST_WORD = 5
+"""Letters a word needs to name an entry: ``data``, ``app``, ``docs`` name nothing."""
+MOST_WORDS = 40
+"""Words of a message looked at, at most (a pasted page names nothing by its words)."""
+
+_COMMON_NAMES = """
+    about admin android assets backend backup bench benchmarks build cache changelog client
+    common config configs contributing copying core credits debug default demo deploy dist
+    docker dockerfile document documents download downloads example examples extra files
+    fixture fixtures folder frontend global hello helper helpers image images index input
+    install internal issue issues layout legal licence license local logger logging logs
+    main makefile manage media migrations model models module modules notes other output
+    outputs package packages pages plugin plugins private project public python readme
+    release releases report reports requirements resources sample samples script scripts
+    server service services setup shared source sources static store style styles support
+    template templates testing tests third tools types update upload uploads users utils
+    vendor version views widget widgets world
+"""
+COMMON_NAMES = frozenset(_COMMON_NAMES.split())
+"""Names of files and folders found in many projects, or words used for them in questions
+about anything: a word equal to one of these names no entry."""
+
+_WORD = re.compile(r"[A-Za-z][a-z]+")
+_FILE_LIKE = re.compile(r"[\w\-]*[./][\w.\-/]*")
+
+
+def _forms(word: str) -> set[str]:
+    """The word and its plural or singular: "recipe" names ``recipes``; "pancake",
+    ``pancakes.json``."""
+    forms = {word, word + "s", word + "es"}
+    if word.endswith("es"):
+        forms.add(word[:-2])
+    if word.endswith("s"):
+        forms.add(word[:-1])
+    return forms
+
+
+def request_words(text: str) -> set[str]:
+    """The lowercase forms of the message's plain words that may name an entry: not the
+    parts of a file name it gives (``scale.py`` names scale.py, not ``build/scale.txt``)."""
+    plain = _FILE_LIKE.sub(" ", text[:2000])
+    words = [w.lower() for w in _WORD.findall(plain)][: MOST_WORDS * 4]
+    chosen = [w for w in words if len(w) >= SHORTEST_WORD and w not in COMMON_NAMES]
+    forms: set[str] = set()
+    for word in chosen[:MOST_WORDS]:
+        forms |= _forms(word)
+    return forms - COMMON_NAMES
+
+
+def entries_named_by_words(text: str, workspace: Path, *, first_only: bool = False) -> list[str]:
+    """Paths (from the workspace root) of the files and folders whose name without its
+    suffix is a plain word of the message, in walk order, at most one walk's worth."""
+    forms = request_words(text)
+    if not forms:
+        return []
+    root = Path(workspace)
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        for name in [*dirs, *sorted(files)]:
+            stem = name.split(".", 1)[0].lower() if not name.startswith(".") else ""
+            if stem in forms:
+                found.append((Path(folder) / name).relative_to(root).as_posix())
+                if first_only:
+                    return found
+        seen += len(dirs) + len(files)
+        if seen >= WALK_LIMIT:
+            break
+    return found
