@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import fnmatch
+import glob
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -146,6 +147,15 @@ async def missing_path_help(ctx: ToolContext, path: Path) -> str:
             f"{shown} does not exist;{LIKELY_MEANT}{found[0]}? Files with that name here: "
             f"{', '.join(found)}"
         )
+    if path.name and "." not in path.name:
+        # Asked for the omelette's ingredients, the 1.5B model listed "omelette"; the
+        # recipe was recipes/omelette.json.
+        found = await asyncio.to_thread(same_name, ctx, glob.escape(path.name) + ".*")
+        if found:
+            return (
+                f"{shown} does not exist;{LIKELY_MEANT}{found[0]}? Files named "
+                f"{path.name}.* here: {', '.join(found)}"
+            )
     nearby = await asyncio.to_thread(nearest_folder, ctx, path)
     if nearby is None:
         return f"{shown} does not exist"

@@ -768,6 +768,16 @@ async def test_a_missing_path_names_the_entry_it_likely_meant(workspace: Path) -
     assert "did you mean test_units.py?" in plural.observation
     extension = await call(workspace, "read_file", path="report.py")  # .py is no word of it
     assert "did you mean" not in extension.observation
+    # A name without its suffix: asked for the omelette's ingredients, the 1.5B model listed
+    # "omelette", and the recipe was recipes/omelette.json.
+    (workspace / "recipes").mkdir()
+    (workspace / "recipes" / "omelette.json").write_text("{}")
+    (workspace / "recipes" / "omelette.md").write_text("")
+    stem = await call(workspace, "list_dir", path="omelette")
+    assert stem.observation == (
+        "omelette does not exist; did you mean recipes/omelette.json? Files named omelette.* "
+        "here: recipes/omelette.json, recipes/omelette.md"
+    )
 
 
 async def test_a_file_listed_as_a_folder_is_shown(workspace: Path) -> None:
