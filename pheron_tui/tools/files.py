@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import secrets
 import stat
@@ -272,10 +273,14 @@ def _not_empty(workspace: Path, parts: Sequence[str]) -> str:
         names = sorted(os.listdir(fd))
     shown = ", ".join(f"{folder}/{name}" for name in names[:SHOWN_ENTRIES])
     more = f" and {len(names) - SHOWN_ENTRIES} more" if len(names) > SHOWN_ENTRIES else ""
+    # Told "delete those first, or the folder with everything in it with recursive", the
+    # 1.5B model, asked to remove the build folder, deleted one of its two files with
+    # "recursive": true and said the folder was empty: the call that does it is spelled out.
+    call = json.dumps({"path": folder, "recursive": True})
     return (
         f"{folder} is a folder with {len(names)} {'entry' if len(names) == 1 else 'entries'} "
-        f"in it ({shown}{more}); delete those first, or the folder with everything in it "
-        'with "recursive": true'
+        f"in it ({shown}{more}). To delete the folder and everything in it, call delete_path "
+        f"with {call}; to keep the folder, delete only the entries meant, one call each"
     )
 
 

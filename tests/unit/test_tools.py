@@ -502,6 +502,8 @@ async def test_delete_path_removes_one_thing_and_never_what_a_link_points_to(
     # The refusal names what is in the folder: the model deletes those, not guesses.
     assert not full.ok and (workspace / "sub" / "b.py").exists()
     assert "1 entry in it (sub/b.py)" in full.observation
+    # The call that deletes the folder is spelled out, to be copied as it is.
+    assert 'call delete_path with {"path": "sub", "recursive": true}' in full.observation
     assert (await call(workspace, "delete_path", path="sub/b.py")).ok
     assert (await call(workspace, "delete_path", path="sub")).ok and not (
         workspace / "sub"
