@@ -13,9 +13,10 @@ agrees with it.
 A FAIL then says, in a sentence, what is wrong or missing. Elsewhere one reply gives verdict
 and reason.
 
-Two verdicts need no model: a request to change something whose every attempted change failed
+Some verdicts need no model: a request to change something whose every attempted change failed
 or was refused is not done, whatever the answer says; nor is a request that names a check that
-must pass (``request_check.named_check``) whose last run of it failed.
+must pass (``request_check.named_check``) whose last run of it failed, nor one ordering a file
+or folder deleted that still exists (``removal_order``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ COMMAND_CHANGED_NOTHING = (
     "no other call changed one."
 )
 
+LEFT_UNDELETED = "{names} {verb}, though the request asks for it to be deleted."
 CHECK_STILL_FAILS = "The check the request says must pass, `{check}`, failed when it last ran."
 CONTRADICTED_SETTING = "The answer says {said}, but a tool result shows `{setting}`."
 
@@ -223,9 +225,12 @@ class CriticAgent:
         *,
         question_only: bool = False,
         check: str = "",
+        undeleted: Sequence[str] = (),
     ) -> Review:
         """``question_only``: the request only asks, so refused writes were never needed.
-        ``check``: the command the request says must pass (``request_check.named_check``)."""
+        ``check``: the command the request says must pass (``request_check.named_check``).
+        ``undeleted``: what the request orders deleted that still exists
+        (``removal_order.ordered_removed``)."""
         if is_clarify_turn(answer, steps):
             return Review("PASS", "the agent asked a clarifying question; nothing ran", auto=True)
         left = any(step.changed_nothing for step in steps)
@@ -234,6 +239,12 @@ class CriticAgent:
         changed = any(step.may_have_changed for step in steps)
         if tried_to_change and not changed and not question_only:
             return Review("FAIL", COMMAND_CHANGED_NOTHING if left else NOTHING_CHANGED, auto=True)
+        if undeleted:
+            # "Remove the build folder": one of its two files deleted, "the folder now
+            # contains no files" answered, and the 1.5B critic said PASS.
+            names = ", ".join(f"`{name}`" for name in undeleted)
+            verb = "still exists" if len(undeleted) == 1 else "still exist"
+            return Review("FAIL", LEFT_UNDELETED.format(names=names, verb=verb), auto=True)
         if check and _last_run_failed(check, steps):
             # The 1.5B model renamed the failing function, saw the check fail on the import,
             # and answered that it passed; its critic, shown the failure, said PASS.

@@ -57,10 +57,11 @@ from pheron_tui.core.prompts import (
     with_instructions,
 )
 from pheron_tui.core.provider import Provider, ProviderError, TokenCounter, ToolsRejected
+from pheron_tui.core.removal_order import ordered_removed
 from pheron_tui.core.reply_calls import CallRunner
 from pheron_tui.core.rules import Rule, RuleBook
 from pheron_tui.core.safety import without_surrogates
-from pheron_tui.core.send_back import SendBack, before_answer, before_question
+from pheron_tui.core.send_back import SendBack, before_answer, before_question, undeleted_now
 from pheron_tui.core.streaming import StreamedReply, stream_reply
 from pheron_tui.core.task_notes import unsummarised_answer
 from pheron_tui.core.task_start import start_task
@@ -418,7 +419,12 @@ class Orchestrator:
                     start=start,
                 )
                 continue
-            if sent := before_answer(state, parsed.text, answer_now):
+            undeleted = (
+                []
+                if answer_now
+                else await asyncio.to_thread(undeleted_now, state, self.settings.workspace)
+            )
+            if sent := before_answer(state, parsed.text, answer_now, undeleted):
                 self._send_back(turn_id, state, reply, sent)
                 continue
             return await self._finish_task(turn_id, state, reply, parsed.text)
@@ -597,6 +603,7 @@ class Orchestrator:
     async def _review(self, turn_id: int, state: TaskState, answer: str) -> None:
         """The critic's verdict; a critic that cannot run is reported, not fatal to the turn."""
         self.bus.emit(ev.ReviewStarted, turn_id)
+        undeleted = await asyncio.to_thread(ordered_removed, state.request, self.settings.workspace)
         try:
             review = await self.critic.review(
                 state.request,
@@ -604,6 +611,7 @@ class Orchestrator:
                 state.steps,
                 question_only=state.only_to_know,
                 check=state.check,
+                undeleted=undeleted,
             )
         except ProviderError as exc:
             self.bus.emit(

@@ -9,11 +9,13 @@ so a model that insists is heard.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pheron_tui.core.intent import named_entries
 from pheron_tui.core.parsing import ParsedReply
+from pheron_tui.core.removal_order import ordered_removed
 from pheron_tui.core.setting_answer import Contradiction, contradicted
 from pheron_tui.core.task_notes import (
     CONTRADICTED_SETTING_MESSAGE,
@@ -26,6 +28,7 @@ from pheron_tui.core.task_notes import (
     RETRY_MESSAGE,
     UNSUPPORTED_NUMBER_MESSAGE,
     failed_check_message,
+    undeleted_message,
     unread_file_message,
 )
 from pheron_tui.core.task_state import MALFORMED, TaskState, parrots, words
@@ -67,7 +70,12 @@ async def before_question(
         state.retried_after.add(retry)
         return SendBack(RETRY_MESSAGE)
     asks = parsed.text.rstrip().endswith("?")
-    if parsed.kind == "clarify" and not asks and (sent := _work_left(state)):
+    undeleted = (
+        await asyncio.to_thread(undeleted_now, state, workspace)
+        if parsed.kind == "clarify" and not asks
+        else []
+    )
+    if parsed.kind == "clarify" and not asks and (sent := _work_left(state, undeleted)):
         # A CLARIFY that asks nothing hands the work back: "Please check the implementation
         # of km_to_miles", from the 1.5B model told to fix it and shown the faulty line;
         # "Please run the check again to verify", after its change.
@@ -89,9 +97,20 @@ async def before_question(
     return None
 
 
-def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | None:
+def undeleted_now(state: TaskState, workspace: Path) -> list[str]:
+    """What the request orders deleted that still exists, once per task (blocking: a few
+    file checks)."""
+    if state.undeleted_told or not state.orders_change:
+        return []
+    return ordered_removed(state.request, workspace)
+
+
+def before_answer(
+    state: TaskState, text: str, answer_now: bool, undeleted: Sequence[str] = ()
+) -> SendBack | None:
     """Rules for a reply that would be the task's final answer (``text``); when the answer is
-    due (``answer_now``) it is not sent back for what is left undone."""
+    due (``answer_now``) it is not sent back for what is left undone. ``undeleted``:
+    ``undeleted_now``."""
     if not text:
         return SendBack(EMPTY_MESSAGE, said="")
     if number := state.unsupported_number(text):
@@ -121,7 +140,7 @@ def before_answer(state: TaskState, text: str, answer_now: bool) -> SendBack | N
             # so once, and ask for the work.
             state.echoed = True
             return SendBack(ECHO_MESSAGE)
-        if sent := _work_left(state):
+        if sent := _work_left(state, undeleted):
             return sent
     failure = _last_failure(state)
     if failure and LIKELY_MEANT in failure and failure not in state.retried_after:
@@ -143,12 +162,18 @@ def contradicted_setting(state: TaskState, answer: str) -> Contradiction | None:
     return contradicted(state.request, answer, outputs)
 
 
-def _work_left(state: TaskState) -> SendBack | None:
-    """The order not yet tried, or a change not yet checked by the command the request names:
-    what the next step is told to do instead of answering."""
+def _work_left(state: TaskState, undeleted: Sequence[str] = ()) -> SendBack | None:
+    """The order not yet tried, an entry it orders deleted still there, or a change not yet
+    checked by the command the request names: what the next step is told to do instead of
+    answering."""
     if undone := state.undone_order():
         state.tell_to_act(undone)
         return SendBack(undone)
+    if undeleted and not state.undeleted_told:
+        # "Remove the build folder": the 1.5B model deleted one of its two files and said
+        # "The build folder now contains no files". Once: a refusal may be the answer.
+        state.undeleted_told = True
+        return SendBack(undeleted_message(undeleted))
     if unchecked := state.unchecked_change():
         state.check_told, state.act_with = True, ("execute",)
         return SendBack(unchecked)

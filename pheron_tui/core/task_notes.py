@@ -188,6 +188,15 @@ RETRY_MESSAGE = (
 )
 
 
+def undeleted_message(names: Sequence[str]) -> str:
+    shown = ", ".join(f"`{name}`" for name in names)
+    verb = "still exists" if len(names) == 1 else "still exist"
+    return (
+        f"{shown} {verb}, and the request asks for it to be deleted. Delete it with "
+        'delete_path (a folder and everything in it: "recursive": true), then say what you did.'
+    )
+
+
 def unread_file_message(path: str) -> str:
     return (
         f"That asks the user nothing, and {path}, the file the request names, has not been "

@@ -159,6 +159,8 @@ class TaskState:
     """Edits held back once for changing a function the failing check does not name
     (``fix_target``)."""
     told_to_read: bool = False
+    undeleted_told: bool = False
+    """Told once that what the request orders deleted still exists."""
     """The model, handing the task back unread, was once told to read the file the request
     names."""
 

@@ -26,6 +26,7 @@ from pheron_tui.core.messages import (
     ToolSpec,
 )
 from pheron_tui.core.parsing import parse_reply
+from pheron_tui.core.removal_order import ordered_removed
 from pheron_tui.core.result_question import asked_result, result_run_hint
 from pheron_tui.core.setting_answer import Contradiction, contradicted
 from pheron_tui.core.streaming import repeating_tail, stream_reply
@@ -563,3 +564,65 @@ async def test_what_a_function_returns_is_found_by_running_it(make_agent, worksp
     assert sum("nothing has been run yet" in m and command in m for m in told) == 1
     [finished] = agent.of("ToolCallFinished")
     assert "'HI!'" in finished.observation
+
+
+def test_the_entries_a_request_orders_deleted_are_read_from_it(workspace: Path) -> None:
+    (workspace / "build").mkdir()
+    (workspace / "server.log").write_text("")
+    (workspace / "data.csv").write_text("")
+    for request, names in [
+        ("Remove the build folder.", ["build"]),
+        ("Delete server.log, I don't need it anymore.", ["server.log"]),
+        ("Can you delete server.log?", ["server.log"]),
+        ("Remove the folder called build and everything in it", ["build"]),
+        ("Rename data.csv, then delete server.log", ["server.log"]),
+        # Where something is deleted, not what; a question; a pattern; nothing there.
+        ("Delete the TODO lines from notes.md", []),
+        ("Delete everything in the build folder but keep it", []),
+        ("Why was the build folder removed?", []),
+        ("Delete every *.log file", []),
+        ("Delete nowhere.txt and ../secret.txt", []),
+    ]:
+        assert ordered_removed(request, workspace) == names, request
+
+
+async def test_a_folder_ordered_deleted_and_still_there_is_no_answer(
+    make_agent, workspace: Path
+) -> None:
+    """Asked to remove the build folder, the 1.5B model deleted one of its two files and
+    said "The build folder now contains no files"; its critic said PASS."""
+    (workspace / "build").mkdir()
+    (workspace / "build" / "a.txt").write_text("")
+    (workspace / "build" / "b.txt").write_text("")
+    delete = '<tool_call>{"name": "delete_path", "arguments": %s}</tool_call>'
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            delete % '{"path": "build/a.txt"}',
+            "The build folder now contains no files.",
+            "Done: the build folder is empty.",
+        ],
+        critic=["PASS: ok"],
+    )
+    result = await agent.orchestrator.submit("Remove the build folder.")
+    assert result.answer == "Done: the build folder is empty."
+    [sent] = agent.of("AnswerSentBack")
+    assert sent.note.startswith("`build` still exists, and the request asks for it to be deleted")
+    [verdict] = agent.of("CriticVerdict")
+    assert verdict.verdict == "FAIL" and verdict.auto
+    assert verdict.reason == "`build` still exists, though the request asks for it to be deleted."
+    # Deleted after the note: the answer stands, and the critic judges it.
+    (workspace / "build").mkdir(exist_ok=True)
+    agent = make_agent(
+        classify=["task"],
+        plan=[
+            "The build folder now contains no files.",
+            delete % '{"path": "build", "recursive": true}',
+            "Removed the build folder.",
+        ],
+        critic=["PASS: it is gone"],
+    )
+    result = await agent.orchestrator.submit("Remove the build folder.")
+    assert result.answer == "Removed the build folder." and not (workspace / "build").exists()
+    [verdict] = agent.of("CriticVerdict")
+    assert verdict.verdict == "PASS"
