@@ -46,7 +46,49 @@ def data_question_hint(text: str, workspace: Path) -> str:
             described = _described(workspace, name)
             if described:
                 return described
+    # A folder of JSON files, one record each, named by its name or a word ("Which recipe
+    # serves the most people?" beside recipes/): the 1.5B model listed it and answered
+    # "There are 3 recipes".
+    for name in named_entries(text, workspace):
+        if re.fullmatch(r"[\w./-]+", name) and (workspace / name).is_dir():
+            described = _folder_described(workspace, name)
+            if described:
+                return described
     return ""
+
+
+FOLDER_RECORDS = 200
+"""JSON files, at most, in a folder described as records."""
+
+
+def _folder_described(workspace: Path, name: str) -> str:
+    """A folder whose JSON files (two or more, directly in it) each hold one object."""
+    try:
+        files = sorted(p for p in (workspace / name).glob("*.json") if p.is_file())
+    except OSError:
+        return ""
+    if not 2 <= len(files) <= FOLDER_RECORDS:
+        return ""
+    records: list[dict[str, object]] = []
+    for file in files:
+        text = workspace_text(workspace, file.relative_to(workspace).as_posix(), DATA_LIMIT)
+        try:
+            data = json.loads(text) if text is not None else None
+        except (ValueError, RecursionError):
+            return ""
+        if not isinstance(data, dict):
+            return ""
+        records.append(data)
+    keys = list(dict.fromkeys(str(key) for record in records for key in record))
+    load = (
+        "import json, pathlib; records = [json.loads(p.read_text()) for p in "
+        f"sorted(pathlib.Path('{name}').glob('*.json'))]; answer = ...; print(answer)"
+    )
+    shape = (
+        f"{name} holds {len(files)} JSON files, each an object with the keys {_fields(keys)} "
+        "(`records` holds them, in file-name order)"
+    )
+    return _hint(shape, load)
 
 
 def _described(workspace: Path, name: str) -> str:

@@ -40,7 +40,9 @@ COMMON_NAMES = frozenset(_COMMON_NAMES.split())
 about anything: a word equal to one of these names no entry."""
 
 _WORD = re.compile(r"[A-Za-z][a-z]+")
-_FILE_LIKE = re.compile(r"[\w\-]*[./][\w.\-/]*")
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]+'(?!\w)|\"[^\"\n]+\"|[“‘][^”’\n]+[”’]")
+_FILE_LIKE = re.compile(r"[\w\-]*(?:[./][\w\-]+)+")
+"""A file name or path: a dot or slash with more after it (not a sentence's full stop)."""
 
 
 def _forms(word: str) -> set[str]:
@@ -56,8 +58,9 @@ def _forms(word: str) -> set[str]:
 
 def request_words(text: str) -> set[str]:
     """The lowercase forms of the message's plain words that may name an entry: not the
-    parts of a file name it gives (``scale.py`` names scale.py, not ``build/scale.txt``)."""
-    plain = _FILE_LIKE.sub(" ", text[:2000])
+    parts of a file name it gives (``scale.py`` names scale.py, not ``build/scale.txt``), nor
+    words in quotes, which are text to write ("Append 'Oslo is the coldest station.'")."""
+    plain = _FILE_LIKE.sub(" ", _QUOTED.sub(" ", text[:2000]))
     words = [w.lower() for w in _WORD.findall(plain)][: MOST_WORDS * 4]
     chosen = [w for w in words if len(w) >= SHORTEST_WORD and w not in COMMON_NAMES]
     forms: set[str] = set()

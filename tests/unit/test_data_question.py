@@ -82,3 +82,23 @@ def test_records_under_a_key_are_named_and_a_settings_object_is_not_counted(data
     hint = data_question_hint("What is the cheapest item in shop.json?", data)
     assert "an object whose 'items' is a list of 1 record, with the keys 'sku', 'price'" in hint
     assert data_question_hint("What is the largest number in settings.json?", data) == ""
+
+
+def test_a_folder_of_json_objects_named_by_a_word_is_counted_over(tmp_path: Path) -> None:
+    """Asked "Which recipe serves the most people?" beside recipes/, the 1.5B model listed
+    the folder and answered "There are 3 recipes"."""
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    for name, serves in [("pancakes", 4), ("soup", 6), ("toast", 1)]:
+        (recipes / f"{name}.json").write_text(json.dumps({"name": name, "serves": serves}))
+    hint = data_question_hint("Which recipe serves the most people?", tmp_path)
+    assert "recipes holds 3 JSON files, each an object with the keys 'name', 'serves'" in hint
+    program = hint.split('python3 -c "')[1].split('"')[0]
+    program = program.replace("...", "max(records, key=lambda r: r['serves'])['name']")
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "soup"
+    # One file, or a file that is no object: not records.
+    (recipes / "notes.json").write_text("[1, 2]")
+    assert data_question_hint("Which recipe serves the most people?", tmp_path) == ""

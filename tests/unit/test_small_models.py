@@ -144,6 +144,11 @@ async def test_an_entry_named_by_a_plain_word_makes_a_task_and_is_shown(
     assert not named_entries("What is a unit test? Which build tool?", workspace)
     assert named_entries("what does main.txt hold", workspace) == ["build/main.txt"]
     assert named_entries("Is pancakes.md here?", workspace) == []
+    # A sentence's full stop is no file name; words in quotes are text to write.
+    assert named_entries("List what goes into the pancakes.", workspace)[-1] == (
+        "recipes/pancakes.json"
+    )
+    assert named_entries("Append 'I like pancakes.' to notes.md", workspace) == ["notes.md"]
     agent = make_agent(classify=["chat"], plan=["Two eggs.", "Two eggs."], critic=["PASS: ok"])
     await agent.orchestrator.submit("How many eggs go into the pancakes?")
     [intent] = agent.of("IntentClassified")
