@@ -4,8 +4,9 @@
 that file, though it gives no file name: the 1.5B model's classifier took it for a general
 question and answered from what pancakes usually hold. A word of the message that is an
 entry's name without its suffix (``pancakes`` for ``pancakes.json``; ``recipe`` for the
-folder ``recipes``) names that entry. Names every project has (``config``, ``tests``,
-``README``) and short words do not: "what is a unit test" must stay a question.
+folder ``recipes``) names that entry: data and documents, not source files or folders of
+them. Names every project has (``config``, ``tests``, ``README``) and short words do not:
+"what is a unit test" must stay a question.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def entries_named_by_words(text: str, workspace: Path, *, first_only: bool = Fal
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
         for name in [*dirs, *sorted(files)]:
             stem = name.split(".", 1)[0].lower() if not name.startswith(".") else ""
-            if stem in forms:
+            if stem in forms and not _code(Path(folder) / name, name in files):
                 found.append((Path(folder) / name).relative_to(root).as_posix())
                 if first_only:
                     return found
@@ -90,3 +91,27 @@ def entries_named_by_words(text: str, workspace: Path, *, first_only: bool = Fal
         if seen >= WALK_LIMIT:
             break
     return found
+
+
+_CODE_SUFFIXES = """
+    .py .pyi .js .mjs .cjs .ts .tsx .jsx .rs .go .java .kt .swift .c .h .cc .cpp .hpp .cs .rb
+    .php .pl .lua .sh .bash .zsh .r .jl .scala .m .ex .exs .hs .ml .dart .vue .svelte
+"""
+CODE_SUFFIXES = frozenset(_CODE_SUFFIXES.split())
+"""Suffixes of source files: a module is named by its file name or its functions
+(``intent.code_places``); by a plain word, a code repository's modules (``rules.py``,
+``grammar.py``) would turn "What are the rules of chess?" into a task."""
+
+
+def _code(path: Path, is_file: bool) -> bool:
+    """A source file, or a folder that holds one directly: not named by a plain word."""
+    if is_file:
+        return path.suffix.lower() in CODE_SUFFIXES
+    try:
+        with os.scandir(path) as entries:
+            return any(
+                Path(entry.name).suffix.lower() in CODE_SUFFIXES
+                for _, entry in zip(range(200), entries, strict=False)
+            )
+    except OSError:
+        return True

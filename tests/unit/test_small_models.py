@@ -149,6 +149,12 @@ async def test_an_entry_named_by_a_plain_word_makes_a_task_and_is_shown(
         "recipes/pancakes.json"
     )
     assert named_entries("Append 'I like pancakes.' to notes.md", workspace) == ["notes.md"]
+    # Source files, and folders of them, are named by their file names, not by plain words:
+    # in a code repository "What are the rules of chess?" stays a question.
+    (workspace / "rules.py").write_text("")
+    (workspace / "session").mkdir()
+    (workspace / "session" / "store.py").write_text("")
+    assert named_entries("What are the rules of a session of chess?", workspace) == []
     agent = make_agent(classify=["chat"], plan=["Two eggs.", "Two eggs."], critic=["PASS: ok"])
     await agent.orchestrator.submit("How many eggs go into the pancakes?")
     [intent] = agent.of("IntentClassified")
