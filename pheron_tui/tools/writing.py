@@ -268,6 +268,10 @@ UNVIEWED_NOTE = (
 )
 
 
+OCCURRENCES_SHOWN = 5
+"""Lines shown, at most, where an edit's `old` occurs more than once."""
+
+
 def _said_unviewed(result: ToolResult) -> ToolResult:
     """``result`` with a note that read_file's heading and line numbers were left out."""
     return ToolResult(result.ok, f"{result.observation}\n{UNVIEWED_NOTE}")
@@ -417,10 +421,19 @@ class EditFile(_TextFileTool):
             # Where each one is, so the model can take in a neighbouring line to pick one.
             lines = _occurrence_lines(text, args.old)
             shown_lines = ", ".join(map(str, lines[:20])) + (", …" if count > 20 else "")
+            # The lines themselves: given only their numbers, the 1.5B model, which had not
+            # read scale.py, tried `old` "scale" again in another form.
+            file_lines = text.splitlines()
+            listed = "\n".join(
+                f"{number:>6}  {file_lines[number - 1]}"
+                for number in dict.fromkeys(lines[:OCCURRENCES_SHOWN])
+                if number <= len(file_lines)
+            )
             return ToolResult(
                 ok=False,
                 observation=f"`old` occurs {count} times in {shown} (lines {shown_lines}); it "
-                "must occur exactly once: include the line before or after the one to change",
+                "must occur exactly once: include the line before or after the one to change. "
+                f"The lines, as the file has them:\n{listed}",
             )
         return FileChange(shown, text, text.replace(args.old, args.new), target)
 

@@ -243,6 +243,9 @@ async def test_write_and_edit_file(workspace: Path) -> None:
     (workspace / "d.py").write_text("x = f(1)\ny = 2\nz = f(1)\n")
     twice = await call(workspace, "edit_file", path="d.py", old="f(1)", new="f(2)")
     assert not twice.ok and "occurs 2 times in d.py (lines 1, 3)" in twice.observation
+    assert twice.observation.endswith(
+        "The lines, as the file has them:\n     1  x = f(1)\n     3  z = f(1)"
+    )
     assert (workspace / "d.py").read_text() == "x = f(1)\ny = 2\nz = f(1)\n"
     refused = await call(workspace, "write_file", path="../evil.txt", content="x")
     assert not refused.ok and not (workspace.parent / "evil.txt").exists()
