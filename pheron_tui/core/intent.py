@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pheron_tui.core.limits import SKIPPED_FOLDERS
 from pheron_tui.core.messages import CompletionRequest, Intent, Message
 from pheron_tui.core.prompts import CLASSIFY_SYSTEM
 from pheron_tui.core.provider import ChoiceScorer, Provider, ScoringUnavailable
@@ -24,7 +22,7 @@ from pheron_tui.core.python_source import parsed
 from pheron_tui.core.word_entries import entries_named_by_words
 from pheron_tui.core.workspace_text import (
     FILE_LIMIT,
-    WALK_LIMIT,
+    walk_folders,
     workspace_files,
     workspace_text,
 )
@@ -262,16 +260,11 @@ def _entries_named_as_files(text: str, workspace: Path, *, first_only: bool) -> 
         if found and first_only:
             return found
     names = {w.rsplit("/", 1)[-1] for w in words} - {f.rsplit("/", 1)[-1] for f in found}
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")]
+    for folder, dirs, files in walk_folders(root):
         for name in sorted(names.intersection(dirs) | names.intersection(files)):
             found.append((Path(folder) / name).relative_to(root).as_posix())
             if first_only:
                 return found
-        seen += len(dirs) + len(files)
-        if seen >= WALK_LIMIT:
-            break
     return found
 
 

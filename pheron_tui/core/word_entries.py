@@ -15,8 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from pheron_tui.core.limits import SKIPPED_FOLDERS
-from pheron_tui.core.workspace_text import WALK_LIMIT
+from pheron_tui.core.workspace_text import walk_folders
 
 SHORTEST_WORD = 5
 """Letters a word needs to name an entry: ``data``, ``app``, ``docs`` name nothing."""
@@ -78,18 +77,13 @@ def entries_named_by_words(text: str, workspace: Path, *, first_only: bool = Fal
         return []
     root = Path(workspace)
     found: list[str] = []
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
+    for folder, dirs, files in walk_folders(root):
         for name in [*dirs, *sorted(files)]:
             stem = name.split(".", 1)[0].lower() if not name.startswith(".") else ""
             if stem in forms and not _code(Path(folder) / name, name in files):
                 found.append((Path(folder) / name).relative_to(root).as_posix())
                 if first_only:
                     return found
-        seen += len(dirs) + len(files)
-        if seen >= WALK_LIMIT:
-            break
     return found
 
 

@@ -35,6 +35,19 @@ def workspace_text(workspace: Path, relative: str, limit: int) -> str | None:
         return None
 
 
+def walk_folders(workspace: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` of the workspace, folders sorted, hidden and skipped ones (``.git``,
+    ``node_modules``…) left out, stopping once ``WALK_LIMIT`` entries have been seen: for a
+    look for the names a message gives."""
+    seen = 0
+    for folder, dirs, files in os.walk(workspace):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        yield folder, dirs, files
+        seen += len(dirs) + len(files)
+        if seen >= WALK_LIMIT:
+            return
+
+
 def workspace_files(
     workspace: Path, wanted: Callable[[str], bool] = lambda _relative: True
 ) -> Iterator[tuple[str, bytes]]:
