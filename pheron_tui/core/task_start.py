@@ -123,12 +123,13 @@ async def start_task(
 
 
 def _entries_named_only_by_words(text: str, workspace: Path) -> list[str]:
-    """The entries the request names by a plain word and not by their file name too (a
-    folder with a slash after it)."""
+    """The entries the request names by a plain word: folders (with a slash after them, so
+    "recipes" reads as the folder it is), and files it does not name by their file name too."""
     lowered = text.lower()
     shown = []
     for path in entries_named_by_words(text, workspace):
-        if path.rsplit("/", 1)[-1].lower() in lowered:
-            continue
-        shown.append(path + "/" if (workspace / path).is_dir() else path)
+        if (workspace / path).is_dir():
+            shown.append(path + "/")
+        elif path.rsplit("/", 1)[-1].lower() not in lowered:
+            shown.append(path)
     return shown

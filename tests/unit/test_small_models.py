@@ -165,6 +165,12 @@ async def test_an_entry_named_by_a_plain_word_makes_a_task_and_is_shown(
         "names are words of my request (found before you start): build/pancakes.txt, "
         "recipes/pancakes.json" in first
     )
+    # A folder named by its very name is shown too, as the folder it is.
+    agent = make_agent(classify=["task"], plan=["Two."], critic=["PASS: ok"])
+    await agent.orchestrator.submit("Which recipes use eggs?")
+    [plan, *_] = [r for r in agent.provider.requests if r.purpose == "plan"]
+    first = "\n".join(str(m.content) for m in plan.messages)
+    assert "words of my request (found before you start): recipes/" in first
 
 
 def test_code_named_in_the_message_and_found_in_the_workspace_counts(workspace: Path) -> None:
